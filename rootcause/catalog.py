@@ -1,0 +1,203 @@
+"""All entries of a project, validated one by one and then against each other.
+
+Per entry (in `load_entry`): YAML → located data → schema, id = file name, signatures match
+their own examples and not their counter-examples. Across entries (in `cross_check`): unique
+ids, `related` targets exist, no example matches another entry's signature unless the two
+entries declare a relation, and no signature matches a healthy training log.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import SiteConfig
+from .errors import Diagnostic, display_path
+from .load import Located, load_yaml
+from .schema import Entry
+from .signatures import AnchorIndex, CompiledSignature, compile_signature, find_matches, parse_text
+from .validation import validate
+
+ENTRY_GLOB = "*.yaml"
+#: relations that declare two entries may share log lines (a cause and its consequence, look-alikes)
+OVERLAP_RELATIONS = {"caused-by", "causes", "often-confused-with"}
+
+
+@dataclass
+class LoadedEntry:
+    """A valid entry with what later stages need: where it came from and its compiled signatures."""
+
+    entry: Entry
+    path: str                       # as shown in messages, relative to the project root
+    located: Located
+    signatures: list[CompiledSignature]
+
+
+@dataclass
+class Catalog:
+    config: SiteConfig
+    entries: dict[str, LoadedEntry] = field(default_factory=dict)   # by id, sorted
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+    def signatures(self) -> list[CompiledSignature]:
+        return [sig for loaded in self.entries.values() for sig in loaded.signatures]
+
+    def consequences(self) -> dict[str, set[str]]:
+        """entry id → ids of entries declared to be its consequences (for cause-first ranking)."""
+        result: dict[str, set[str]] = {}
+        for entry_id, loaded in self.entries.items():
+            for rel in loaded.entry.related:
+                if rel.relation == "causes":
+                    result.setdefault(entry_id, set()).add(rel.id)
+                elif rel.relation == "caused-by":
+                    result.setdefault(rel.id, set()).add(entry_id)
+        return result
+
+
+def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
+    """Everything that can be checked about one entry on its own."""
+    shown = display_path(path, root)
+    located, problems = load_yaml(path, shown)
+    if located is None:
+        return None, problems
+    entry, problems = validate(Entry, located, shown, context={"config": config})
+    if entry is None:
+        return None, problems
+    if entry.id != path.stem:
+        line, col = located.where(("id",))
+        problems.append(Diagnostic(shown, line, col, "E014", f"id '{entry.id}' differs from the file name '{path.name}'",
+                                   f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
+    signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
+    for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
+        for j, example in enumerate(signature.examples):
+            if not find_matches(compiled, parse_text(example)):
+                line, col = located.where(("signatures", i, "examples", j))
+                problems.append(Diagnostic(shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}",
+                                           "copy the text exactly as printed, or loosen a varying part with a "
+                                           "placeholder such as {int} or {name}"))
+        for j, counter in enumerate(signature.counter_examples):
+            if find_matches(compiled, parse_text(counter)):
+                line, col = located.where(("signatures", i, "counter_examples", j))
+                problems.append(Diagnostic(shown, line, col, "E037", f"signature {i + 1} matches its counter-example {j + 1}",
+                                           "make the pattern more specific, or add an 'unless' pattern"))
+    return LoadedEntry(entry, shown, located, signatures), problems
+
+
+def _load_entry_job(args: tuple[Path, Path, SiteConfig]):
+    return load_entry(*args)
+
+
+def entry_paths(root: Path) -> list[Path]:
+    return sorted((root / "entries").glob(ENTRY_GLOB))
+
+
+def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
+                 workers: int | None = None) -> Catalog:
+    """Load and check every entry; collect all diagnostics rather than stopping at the first."""
+    catalog = Catalog(config)
+    paths = entry_paths(root)
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(paths) >= 400:
+        with ProcessPoolExecutor(workers) as pool:
+            results = list(pool.map(_load_entry_job, [(p, root, config) for p in paths], chunksize=64))
+    else:
+        results = [load_entry(p, root, config) for p in paths]
+    seen: dict[str, LoadedEntry] = {}
+    for loaded, problems in results:
+        catalog.diagnostics.extend(problems)
+        if loaded is None:
+            continue
+        if loaded.entry.id in seen:
+            line, col = loaded.located.where(("id",))
+            catalog.diagnostics.append(Diagnostic(loaded.path, line, col, "E020",
+                                                  f"id '{loaded.entry.id}' is also used by {seen[loaded.entry.id].path}",
+                                                  "give each entry its own id"))
+            continue
+        seen[loaded.entry.id] = loaded
+    catalog.entries = dict(sorted(seen.items()))
+    catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
+    catalog.diagnostics.sort()
+    return catalog
+
+
+def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
+    problems: list[Diagnostic] = []
+    entries = catalog.entries
+    for entry_id, loaded in entries.items():
+        for i, rel in enumerate(loaded.entry.related):
+            line, col = loaded.located.where(("related", i, "id"))
+            if rel.id == entry_id:
+                problems.append(Diagnostic(loaded.path, line, col, "E022", "entry is related to itself",
+                                           "remove this item"))
+            elif rel.id not in entries:
+                close = difflib.get_close_matches(rel.id, list(entries), n=1, cutoff=0.6)
+                hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
+                problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{rel.id}' does not exist", hint))
+    problems.extend(_collisions(catalog))
+    problems.extend(_healthy_matches(catalog, healthy_logs))
+    return problems
+
+
+def _related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
+    pairs = set()
+    for entry_id, loaded in catalog.entries.items():
+        for rel in loaded.entry.related:
+            if rel.relation in OVERLAP_RELATIONS:
+                pairs.add((entry_id, rel.id))
+                pairs.add((rel.id, entry_id))
+    return pairs
+
+
+def _collisions(catalog: Catalog) -> list[Diagnostic]:
+    """An example of entry A matched by a signature of entry B is an error unless A and B are related."""
+    signatures = catalog.signatures()
+    if not signatures:
+        return []
+    index = AnchorIndex(signatures)
+    allowed = _related_pairs(catalog)
+    problems = []
+    for entry_id, loaded in catalog.entries.items():
+        for i, signature in enumerate(loaded.entry.signatures):
+            for j, example in enumerate(signature.examples):
+                numbered = parse_text(example)
+                candidates = {sig.entry_id: sig for _n, line in numbered for sig in index.candidates(line.text)
+                              if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
+                for other_id, other in sorted(candidates.items()):
+                    hits = [s for s in catalog.entries[other_id].signatures if find_matches(s, numbered)]
+                    if hits:
+                        line, col = loaded.located.where(("signatures", i, "examples", j))
+                        problems.append(Diagnostic(
+                            loaded.path, line, col, "E035",
+                            f"example {j + 1} of signature {i + 1} also matches signature {hits[0].index + 1} of "
+                            f"'{other_id}' ({catalog.entries[other_id].path})",
+                            "make one of the two patterns more specific, or declare the relation in 'related' "
+                            "(caused-by, causes or often-confused-with)"))
+    return problems
+
+
+def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
+    """A signature that fires on a log of a run that did not fail is too generic."""
+    if not healthy_logs or not catalog.entries:
+        return []
+    from .diagnose import Scanner
+
+    scanner = Scanner(catalog.signatures())
+    problems = []
+    for log in healthy_logs:
+        report = scanner.scan_paths([log])
+        for hit in report.matches:
+            loaded = catalog.entries[hit.signature.entry_id]
+            line, col = loaded.located.where(("signatures", hit.signature.index))
+            problems.append(Diagnostic(loaded.path, line, col, "E036",
+                                       f"signature {hit.signature.index + 1} matches line {hit.lines[0] + 1} of the "
+                                       f"healthy log {log.name}",
+                                       "keep more of the error's own wording in the pattern so that normal output "
+                                       "cannot match it"))
+    return problems

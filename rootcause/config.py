@@ -1,0 +1,104 @@
+"""site.yml: the site's identity, where it is hosted, and the vocabularies entries must use.
+
+Declared, validated and documented in one place (like MkDocs' config): every option is a field
+with a description, and `rootcause schema` documents it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from .errors import Diagnostic, display_path
+from .load import load_yaml
+from .validation import validate
+
+KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+
+
+def check_url(value: str) -> str:
+    """An absolute http(s) URL with a host; anything else is E015."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or " " in value:
+        raise PydanticCustomError("url", "'{value}' is not an absolute http(s) URL",
+                                  {"value": value, "code": "E015",
+                                   "hint": "write the full address, starting with https://"})
+    return value
+
+
+class Term(BaseModel):
+    """One word of a vocabulary: its display title and what it covers."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(description="Display name, e.g. 'DeepSpeed'.")
+    description: str = Field("", description="One sentence shown on the term's hub page.")
+    url: str | None = Field(None, description="Upstream home page (systems only).")
+
+    _check_url = field_validator("url")(lambda cls, v: v if v is None else check_url(v))
+
+
+TermKey = Annotated[str, Field(pattern=KEBAB)]
+
+
+class Vocabularies(BaseModel):
+    """The closed word lists entries are checked against. Order here is display order."""
+
+    model_config = ConfigDict(extra="forbid")
+    categories: dict[TermKey, Term] = Field(description="What kind of failure (checkpointing, memory, ...).")
+    systems: dict[TermKey, Term] = Field(description="Software the failure belongs to (deepspeed, pytorch, nccl, ...).")
+    phases: dict[TermKey, Term] = Field(description="Lifecycle step where the failure surfaces.")
+    severities: dict[TermKey, Term] = Field(description="How bad it is, most severe first.")
+    tags: dict[TermKey, Term] = Field(description="Free topics that cut across categories.")
+    relations: dict[TermKey, Term] = Field(
+        default_factory=lambda: {
+            "caused-by": Term(title="Caused by", description="This failure is a consequence of the other one."),
+            "causes": Term(title="Causes", description="The other failure is a consequence of this one."),
+            "often-confused-with": Term(title="Often confused with"),
+            "see-also": Term(title="See also"),
+        },
+        description="Kinds of link between entries; 'caused-by' and 'causes' drive diagnosis ranking.")
+
+
+class SiteConfig(BaseModel):
+    """Everything a self-hoster sets in site.yml."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(description="Site name, shown in the header and the feed.")
+    description: str = Field(description="One sentence for the home page, search engines and the feed.")
+    url: str = Field(description="Public address of the site root. Its path part is the sub-path the site "
+                                 "lives under, e.g. https://owner.github.io/rootcause/.")
+    repository: str = Field(description="Repository holding entries/, for 'edit this page' and issue links.")
+    branch: str = Field("main", description="Branch that 'edit this page' links point at.")
+    language: str = Field("en", description="Language of the pages (html lang).")
+    theme: str | None = Field(None, description="Folder with template or asset overrides; a file there "
+                                                "replaces the bundled one of the same name.")
+    output: str = Field("site", description="Folder the site is written to.")
+    healthy_logs: str | None = Field(None, description="Folder of logs from runs that did not fail; a signature "
+                                     "that matches any of them is too generic (E036).")
+    recent: int = Field(8, ge=0, le=100, description="How many recently reviewed entries the home page lists.")
+    vocabularies: Vocabularies
+
+    _check_urls = field_validator("url", "repository")(lambda cls, v: check_url(v))
+
+    @property
+    def base_path(self) -> str:
+        """The sub-path the site is served under, always starting and ending with '/'."""
+        path = urlsplit(self.url).path or "/"
+        return path if path.endswith("/") else path + "/"
+
+    @property
+    def base_url(self) -> str:
+        return self.url if self.url.endswith("/") else self.url + "/"
+
+
+def load_config(root: Path, name: str = "site.yml") -> tuple[SiteConfig | None, list[Diagnostic]]:
+    path = root / name
+    shown = display_path(path, root)
+    located, problems = load_yaml(path, shown)
+    if located is None:
+        return None, problems
+    return validate(SiteConfig, located, shown)

@@ -1,0 +1,90 @@
+"""One error type for every stage, so the CLI can print all problems of a run the same way.
+
+A problem is a `Diagnostic`: where (file, line, column), a stable code, what is wrong and how to
+fix it. Stages collect diagnostics instead of raising on the first one, because a contributor
+wants every problem of an entry in one run. `CODES` documents every code; `docs/errors.md`-style
+help is generated from it (`rootcause check --explain E012`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Every diagnostic code, with a one-line title. Codes are stable: never renumber, only add.
+CODES: dict[str, str] = {
+    "E001": "file cannot be read as UTF-8 text",
+    "E002": "file is too large",
+    "E003": "YAML syntax error",
+    "E004": "duplicate key in a mapping",
+    "E005": "YAML anchors and aliases are not allowed",
+    "E006": "data nested too deeply",
+    "E007": "document is not a mapping",
+    "E010": "unknown field",
+    "E011": "required field is missing",
+    "E012": "value has the wrong type or form",
+    "E013": "value is not in the vocabulary declared in site.yml",
+    "E014": "id does not match the file name",
+    "E015": "malformed URL",
+    "E016": "malformed date",
+    "E020": "two entries share an id",
+    "E021": "related entry does not exist",
+    "E022": "entry is related to itself",
+    "E030": "signature pattern is malformed",
+    "E031": "regular expression uses a feature that is not portable between RE2 and JavaScript",
+    "E032": "regular expression does not compile",
+    "E033": "signature does not match its own example",
+    "E034": "signature has too little literal text",
+    "E035": "an example matches another entry's signature",
+    "E036": "signature matches a healthy training log",
+    "E037": "counter-example matches its own signature",
+    "E040": "content page is malformed",
+    "E041": "template error",
+    "E050": "output folder is unsafe",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One problem at one place. Sorts by file, then position, so output is stable."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str
+    hint: str = ""
+    severity: str = field(default="error", compare=False)
+
+    def __str__(self) -> str:
+        text = f"{self.path}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
+        return f"{text} — {self.hint}" if self.hint else text
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+class RootcauseError(Exception):
+    """Raised when a stage cannot go on; carries every diagnostic found so far."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = sorted(diagnostics)
+        super().__init__("\n".join(str(d) for d in self.diagnostics))
+
+
+def display_path(path: Path, root: Path | None = None) -> str:
+    """Paths in messages are relative to the project root when possible, with forward slashes."""
+    try:
+        if root is not None:
+            return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        pass
+    return path.as_posix()

@@ -1,0 +1,81 @@
+"""Split a raw log line into who printed it (host, rank), when, and the message text.
+
+Launchers prefix every line of a multi-rank job: torchrun writes `[rank3]:` or `[default0]:`,
+Slurm's `srun --label` writes `3: `, pdsh (DeepSpeed's multi-node launcher) writes `worker-1: `,
+NCCL writes `host:pid:tid [gpu] NCCL ...`, DeepSpeed's logger writes
+`[2025-01-01 10:00:00,123] [INFO] [engine.py:12:fn] [Rank 0] ...`, and glog-style C++ logs
+(c10d) write `E1010 12:00:00.123456 4242 file.cpp:88] ...`.
+
+The rules are data: each is a portable regular expression (RE2 = JavaScript) tried at the start
+of the line, in order, repeatedly, until none applies. The browser receives the same list
+(`rules_for_javascript`), so both sides split lines identically.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_LINE = 4096  # longer lines are cut: bounds regex work per line on both sides
+MAX_PREFIXES = 6
+
+#: (name, regex, which group holds the rank or host). Order matters: specific before generic.
+RULES: list[tuple[str, str, str]] = [
+    ("ansi", r"^\x1b\[[0-9;]*[A-Za-z]", ""),
+    ("iso-time", r"^\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[-+][0-9]{2}:?[0-9]{2})?\]?:?[ \t]*", "time"),
+    ("glog", r"^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ +[0-9]+ [^ \]]+\] ?", "time"),
+    ("level", r"^\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\][ \t]*", ""),
+    ("source", r"^\[[A-Za-z0-9_.\-]+\.py:[0-9]+(?::[A-Za-z0-9_<>]+)?\][ \t]*", ""),
+    ("deepspeed-rank", r"^\[Rank ([0-9]+)\][ \t]*", "rank"),
+    ("torchrun", r"^\[(?:rank|default|[a-z_]+?)([0-9]+)\]:[ \t]?", "rank"),
+    ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]*):[0-9]+:[0-9]+ \[([0-9]+)\] ", "host+rank"),
+    ("slurm", r"^ *([0-9]+): ", "rank"),
+    ("host", r"^(localhost|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*[0-9][a-z0-9\-]*|"
+             r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\.[a-z0-9\-]+)*: ", "host"),
+]
+_COMPILED = [(name, re.compile(regex), groups) for name, regex, groups in RULES]
+
+
+@dataclass(frozen=True)
+class LogLine:
+    """A line with its launcher prefixes removed."""
+
+    text: str
+    rank: int | None = None
+    host: str | None = None
+    time: str | None = None
+
+    @property
+    def stream(self) -> str:
+        """Lines of one process share a stream key, so multi-line signatures match within it."""
+        if self.rank is None and self.host is None:
+            return ""
+        return f"{self.host or ''}#{'' if self.rank is None else self.rank}"
+
+
+def parse_line(raw: str) -> LogLine:
+    """Strip launcher prefixes; keep the last rank and host seen, the first timestamp."""
+    text = raw[:MAX_LINE].rstrip("\r\n")
+    rank = host = time = None
+    for _ in range(MAX_PREFIXES):
+        for _name, regex, groups in _COMPILED:
+            match = regex.match(text)
+            if not match or not match.end():
+                continue
+            if groups == "rank":
+                rank = int(match.group(1))
+            elif groups == "host":
+                host = match.group(1)
+            elif groups == "host+rank":
+                host, rank = match.group(1), int(match.group(2))
+            elif groups == "time" and time is None:
+                time = match.group(0).strip(" \t[]:")
+            text = text[match.end():]
+            break
+        else:
+            break
+    return LogLine(text=text, rank=rank, host=host, time=time)
+
+
+def rules_for_javascript() -> list[list[str]]:
+    return [[name, regex, groups] for name, regex, groups in RULES]

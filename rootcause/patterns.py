@@ -1,0 +1,260 @@
+"""The signature pattern language: literal text with typed placeholders, or a portable regex.
+
+A contributor writes the error text as the software prints it and replaces the parts that vary
+with placeholders:
+
+    size mismatch for {name}: copying a param with shape {shape} from checkpoint
+
+Each pattern compiles to one regular expression that behaves identically in RE2 (Python, used
+for diagnosis on the command line) and in JavaScript (the browser): only features both engines
+share and that cannot backtrack catastrophically are produced or accepted. Matching is a search
+within one log line (after launcher prefixes are removed, see `logline`), case-sensitive.
+
+Every compiled pattern also carries its *anchor*: the longest piece of literal text every
+matching line must contain. Scanners look for anchors first (fast literal search) and run the
+full expression only on lines that contain one.
+"""
+
+from __future__ import annotations
+
+import re
+import re._constants as sre_c  # noqa: PLC2701 - the stdlib parser is the reference grammar here
+import re._parser as sre_parse  # noqa: PLC2701
+from dataclasses import dataclass
+
+import re2
+
+#: Placeholders: name → (regex, what it matches, an example). Regexes use only ASCII classes
+#: spelled out explicitly, so RE2 and JavaScript agree on every character.
+PLACEHOLDERS: dict[str, tuple[str, str, str]] = {
+    "int": (r"[-+]?[0-9]+", "a whole number, optionally signed", "-12"),
+    "float": (r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf|NaN|Inf)",
+              "a decimal number, integer, scientific notation, nan or inf", "1.5e-05"),
+    "hex": (r"(?:0[xX])?[0-9a-fA-F]+", "a hexadecimal number, with or without 0x", "0x7f3a2c"),
+    "shape": (r"torch\.Size\(\[[0-9, ]*\]\)", "a PyTorch shape", "torch.Size([1024, 256])"),
+    "ints": (r"[\[(][-0-9, ]*[\])]", "a bracketed list or tuple of integers", "[8, 1024]"),
+    "path": (r"[^ \t\"'<>]+", "a file or directory path (no spaces)", "/data/ckpt/global_step100"),
+    "name": (r"[A-Za-z0-9_][A-Za-z0-9_.\-]*", "an identifier, dotted name or kebab name", "module.l1.weight"),
+    "word": (r"[^ \t]+", "any run of non-blank characters", "cuda:0"),
+    "host": (r"[A-Za-z0-9][A-Za-z0-9.\-]*", "a host name or IPv4 address", "node-17"),
+    "dtype": (r"(?:torch\.)?[a-z]+[0-9]*", "a dtype name", "torch.bfloat16"),
+    "any": (r".*?", "anything on the rest of the line, possibly nothing (use sparingly)", "..."),
+}
+
+MIN_ANCHOR = 8        # the longest literal piece must be at least this long
+MIN_LITERAL = 12      # all literal text together must be at least this long
+MAX_ANY = 2           # `{any}` at most this many times in one pattern
+MAX_REPEAT = 1000     # RE2's own bound on counted repetition
+MAX_PATTERN = 600     # characters
+_PLACEHOLDER = re.compile(r"\{([a-z]*)\}")
+_META = set("\\.^$|?*+()[]{}/")
+
+
+def escape(text: str) -> str:
+    """Escape literal text so that both RE2 and JavaScript (without the u flag) read it literally."""
+    return "".join("\\" + ch if ch in _META else ch for ch in text)
+
+
+class PatternError(ValueError):
+    """A pattern that cannot be used; `code` is the diagnostic code, `column` 1-based in the pattern."""
+
+    def __init__(self, code: str, message: str, hint: str, column: int = 1):
+        super().__init__(message)
+        self.code = code
+        self.hint = hint
+        self.column = column
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A pattern ready for both engines."""
+
+    source: str          # the pattern or regex as written
+    regex: str           # portable regular expression (RE2 = JavaScript)
+    anchor: str          # longest literal every match contains
+    literal_chars: int   # total literal characters: a measure of specificity
+
+    def compile_re2(self) -> "re2._Regexp":
+        return _compile_re2(self.regex)
+
+
+def _compile_re2(regex: str):
+    options = re2.Options()
+    options.log_errors = False
+    return re2.compile(regex, options)
+
+
+def split_pattern(pattern: str) -> list[tuple[str, str]]:
+    """Pattern → [("lit", text) | ("ph", name)], validating braces and placeholder names."""
+    parts: list[tuple[str, str]] = []
+    literal: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "{" and pattern.startswith("{{", i):
+            literal.append("{")
+            i += 2
+            continue
+        if ch == "}" and pattern.startswith("}}", i):
+            literal.append("}")
+            i += 2
+            continue
+        if ch == "{":
+            match = _PLACEHOLDER.match(pattern, i)
+            if not match:
+                raise PatternError("E030", f"unclosed or malformed placeholder at '{pattern[i:i + 12]}'",
+                                   "write a placeholder as {int}, {name}, ...; a literal brace as {{ or }}", i + 1)
+            name = match.group(1)
+            if name not in PLACEHOLDERS:
+                raise PatternError("E030", f"unknown placeholder '{{{name}}}'",
+                                   f"use one of {', '.join('{' + p + '}' for p in PLACEHOLDERS)}, "
+                                   "or write a literal brace as {{ or }}", i + 1)
+            if literal:
+                parts.append(("lit", "".join(literal)))
+                literal = []
+            parts.append(("ph", name))
+            i = match.end()
+            continue
+        if ch == "}":
+            raise PatternError("E030", "single '}' in pattern", "write a literal brace as }}", i + 1)
+        literal.append(ch)
+        i += 1
+    if literal:
+        parts.append(("lit", "".join(literal)))
+    return parts
+
+
+def compile_pattern(pattern: str) -> Compiled:
+    """Compile the placeholder language. Raises PatternError with a code and a hint."""
+    _check_common(pattern)
+    parts = split_pattern(pattern)
+    if sum(1 for kind, name in parts if kind == "ph" and name == "any") > MAX_ANY:
+        raise PatternError("E034", f"more than {MAX_ANY} {{any}} placeholders",
+                           "replace {any} by typed placeholders or literal text")
+    regex = "".join(escape(text) if kind == "lit" else f"(?:{PLACEHOLDERS[text][0]})" for kind, text in parts)
+    literals = [text for kind, text in parts if kind == "lit"]
+    return _finish(pattern, regex, literals)
+
+
+def compile_regex(regex: str) -> Compiled:
+    """Compile the escape hatch: a regex limited to what RE2 and JavaScript both do in linear time."""
+    _check_common(regex)
+    try:
+        tree = sre_parse.parse(regex)
+    except re.error as exc:
+        raise PatternError("E032", f"regular expression does not parse: {exc.msg}",
+                           "fix the syntax, or write a placeholder pattern instead",
+                           (exc.pos or 0) + 1) from None
+    if tree.state.flags & ~(sre_c.SRE_FLAG_UNICODE):
+        raise PatternError("E031", "inline flags such as (?i) are not portable",
+                           "remove the flag; spell out alternatives like [Ee]rror")
+    if tree.state.groupdict:
+        raise PatternError("E031", "named groups are not portable (Python and JavaScript spell them differently)",
+                           "use a plain group (...) or (?:...)")
+    _check_tree(tree, regex, depth=0)
+    literals = _required_literals(tree)
+    return _finish(regex, regex, literals)
+
+
+def _check_common(text: str) -> None:
+    if not text.strip():
+        raise PatternError("E030", "pattern is empty", "write the error text as the software prints it")
+    if len(text) > MAX_PATTERN:
+        raise PatternError("E030", f"pattern is {len(text)} characters; the limit is {MAX_PATTERN}",
+                           "keep the distinctive part of the message")
+    bad = next((i for i, ch in enumerate(text) if ch in "\n\r"), None)
+    if bad is not None:
+        raise PatternError("E030", "a pattern is one line",
+                           "split it into a multi-line signature with 'lines:'", bad + 1)
+
+
+_ALLOWED_AT = {sre_c.AT_BEGINNING, sre_c.AT_END, sre_c.AT_BOUNDARY, sre_c.AT_NON_BOUNDARY}
+_ALLOWED_CATEGORIES = {sre_c.CATEGORY_DIGIT, sre_c.CATEGORY_NOT_DIGIT, sre_c.CATEGORY_WORD, sre_c.CATEGORY_NOT_WORD}
+
+
+def _check_tree(tree, regex: str, depth: int) -> None:
+    """Whitelist the regex features both engines share; refuse nested unbounded repetition."""
+    for op, arg in tree:
+        if op in (sre_c.LITERAL, sre_c.NOT_LITERAL, sre_c.ANY):
+            if op != sre_c.ANY and arg > 0x7F:
+                raise PatternError("E031", "non-ASCII characters in a regex are not portable",
+                                   "use the placeholder language, which handles any text")
+            continue
+        if op is sre_c.IN:
+            for item_op, item_arg in arg:
+                if item_op is sre_c.CATEGORY and item_arg not in _ALLOWED_CATEGORIES:
+                    raise PatternError("E031", "\\s and \\S differ between RE2 and JavaScript",
+                                       "write [ \\t] or [^ \\t] instead")
+            continue
+        if op is sre_c.AT:
+            if arg not in _ALLOWED_AT:
+                raise PatternError("E031", "\\A and \\Z are not portable", "use ^ and $")
+            continue
+        if op is sre_c.BRANCH:
+            for branch in arg[1]:
+                _check_tree(branch, regex, depth)
+            continue
+        if op is sre_c.SUBPATTERN:
+            _group, add_flags, del_flags, body = arg
+            if add_flags or del_flags:
+                raise PatternError("E031", "inline flags are not portable", "remove the flag")
+            _check_tree(body, regex, depth)
+            continue
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
+            low, high, body = arg
+            unbounded = high is sre_c.MAXREPEAT
+            if (not unbounded and high > MAX_REPEAT) or low > MAX_REPEAT:
+                raise PatternError("E031", f"repetition count above {MAX_REPEAT}", "use a smaller bound or *")
+            if unbounded and depth > 0:
+                raise PatternError("E031", "nested unbounded repetition such as (a+)+ can take exponential "
+                                   "time in JavaScript", "rewrite without a repeated group inside a repetition")
+            _check_tree(body, regex, depth + (1 if unbounded else 0))
+            continue
+        if op in (sre_c.CATEGORY,):
+            if arg not in _ALLOWED_CATEGORIES:
+                raise PatternError("E031", "\\s and \\S differ between RE2 and JavaScript",
+                                   "write [ \\t] or [^ \\t] instead")
+            continue
+        names = {sre_c.ASSERT: "lookahead", sre_c.ASSERT_NOT: "negative lookaround",
+                 sre_c.GROUPREF: "backreference", sre_c.GROUPREF_EXISTS: "conditional group"}
+        what = names.get(op, str(op).lower().replace("_", " "))
+        raise PatternError("E031", f"{what} is not supported by RE2",
+                           "rewrite without it; an 'unless' pattern can veto a match instead of a lookaround")
+
+
+def _required_literals(tree) -> list[str]:
+    """Runs of literal characters at the top level of the regex: text every match contains."""
+    runs: list[str] = []
+    current: list[str] = []
+    for op, arg in tree:
+        if op is sre_c.LITERAL:
+            current.append(chr(arg))
+            continue
+        if op is sre_c.SUBPATTERN and len(arg[3]) and all(o is sre_c.LITERAL for o, _ in arg[3]):
+            current.extend(chr(a) for _, a in arg[3])
+            continue
+        if current:
+            runs.append("".join(current))
+            current = []
+        if op is sre_c.SUBPATTERN:
+            runs.extend(_required_literals(arg[3]))
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and arg[0] >= 1:
+            runs.extend(_required_literals(arg[2]))
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def _finish(source: str, regex: str, literals: list[str]) -> Compiled:
+    anchor = max(literals, key=len, default="")
+    literal_chars = sum(len(text.strip()) for text in literals)
+    if len(anchor.strip()) < MIN_ANCHOR or literal_chars < MIN_LITERAL:
+        raise PatternError("E034", f"too little literal text (longest literal piece '{anchor.strip()}', "
+                           f"{literal_chars} literal characters in all)",
+                           f"keep at least {MIN_ANCHOR} characters of the message verbatim in one piece and "
+                           f"{MIN_LITERAL} in all, so the pattern cannot match unrelated lines")
+    try:
+        _compile_re2(regex)
+    except re2.error as exc:
+        raise PatternError("E032", f"RE2 rejects the expression: {exc}", "fix the expression") from None
+    return Compiled(source=source, regex=regex, anchor=anchor, literal_chars=literal_chars)

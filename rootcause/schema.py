@@ -1,0 +1,280 @@
+"""The entry schema: one YAML file describes one failure. Every field is documented here.
+
+`rootcause schema` turns these models into the JSON Schema that editors use (the
+`# yaml-language-server: $schema=...` line at the top of each entry), with the vocabularies
+of site.yml filled in as enums. Markdown is allowed in fields marked "Markdown".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from .config import KEBAB, SiteConfig, check_url
+from .patterns import PatternError, compile_pattern, compile_regex
+
+SCHEMA_FILE = "entry.schema.json"
+
+Text = Annotated[str, Field(min_length=1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _step_from_text(value: Any) -> Any:
+    """Allow a plain string where a step with an optional command is expected."""
+    return {"step": value} if isinstance(value, str) else value
+
+
+def _related_from_text(value: Any) -> Any:
+    return {"id": value} if isinstance(value, str) else value
+
+
+def _pattern_error(exc: PatternError) -> PydanticCustomError:
+    return PydanticCustomError("pattern", exc.args[0], {"code": exc.code, "hint": exc.hint})
+
+
+class Matcher(Strict):
+    """One line-pattern: exactly one of `pattern` (placeholder language) or `regex`."""
+
+    pattern: str | None = Field(None, description="The error text as printed, with placeholders {int}, {float}, "
+                                "{hex}, {shape}, {ints}, {path}, {name}, {word}, {host}, {dtype}, {any} for the parts "
+                                "that vary. A literal brace is written {{ or }}.")
+    regex: str | None = Field(None, description="Escape hatch: a regular expression limited to features that RE2 and "
+                              "JavaScript share (no lookaround, backreferences, named groups, inline flags, \\s).")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> "Matcher":
+        if (self.pattern is None) == (self.regex is None):
+            raise PydanticCustomError("pattern", "give exactly one of 'pattern' or 'regex'",
+                                      {"code": "E030", "hint": "prefer 'pattern'; use 'regex' only when placeholders cannot say it"})
+        return self
+
+    @field_validator("pattern")
+    @classmethod
+    def _compile_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                compile_pattern(value)
+            except PatternError as exc:
+                raise _pattern_error(exc) from None
+        return value
+
+    @field_validator("regex")
+    @classmethod
+    def _compile_regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                compile_regex(value)
+            except PatternError as exc:
+                raise _pattern_error(exc) from None
+        return value
+
+    def compiled(self):
+        return compile_pattern(self.pattern) if self.pattern is not None else compile_regex(self.regex)  # type: ignore[arg-type]
+
+
+class Signature(Strict):
+    """A searchable error text with the real log lines it must match.
+
+    Single-line: give `pattern` or `regex`. Multi-line: give `lines`, patterns that must appear
+    in this order within `within` lines of one process's output. `unless` patterns veto the match
+    when they appear in that window.
+    """
+
+    pattern: str | None = Field(None, description="Single-line signature (see Matcher.pattern).")
+    regex: str | None = Field(None, description="Single-line signature as a portable regex (see Matcher.regex).")
+    lines: list[Matcher] | None = Field(None, min_length=2, description="Multi-line signature: these patterns, "
+                                        "in order, within `within` lines of the same rank.")
+    within: int = Field(40, ge=2, le=500, description="Window of a multi-line signature, in lines.")
+    unless: list[Matcher] = Field(default_factory=list, description="Patterns that veto a match when they appear "
+                                  "within the window around it.")
+    examples: list[Text] = Field(min_length=1, description="Real log excerpts (as printed, with traceback frames "
+                                 "and rank prefixes) that this signature must match. Checked by every build.")
+    counter_examples: list[Text] = Field(default_factory=list, description="Log excerpts that look similar but must "
+                                         "not match, e.g. the healthy variant of the message.")
+    source: Text = Field(description="Where the text comes from: the upstream file and function that prints it, or "
+                         "the issue thread where users posted it.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_form(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            forms = [key for key in ("pattern", "regex", "lines") if data.get(key) is not None]
+            if len(forms) != 1:
+                raise PydanticCustomError("pattern", "give exactly one of 'pattern', 'regex' or 'lines'",
+                                          {"code": "E030", "hint": "one signature is one error text; add another "
+                                           "signature for another text"})
+        return data
+
+    @field_validator("pattern")
+    @classmethod
+    def _compile_pattern(cls, value: str | None) -> str | None:
+        return Matcher._compile_pattern(value)
+
+    @field_validator("regex")
+    @classmethod
+    def _compile_regex(cls, value: str | None) -> str | None:
+        return Matcher._compile_regex(value)
+
+    @property
+    def steps(self) -> list[Matcher]:
+        if self.lines is not None:
+            return list(self.lines)
+        return [Matcher(pattern=self.pattern, regex=self.regex)]
+
+    @property
+    def display(self) -> str:
+        """The text shown to readers (the searchable error signature)."""
+        return "\n".join(step.pattern or step.regex or "" for step in self.steps)
+
+
+class Symptom(Strict):
+    observed: Text = Field(description="What you see (Markdown).")
+    why: Text = Field(description="Why it happens (Markdown).")
+
+
+class Misdiagnosis(Strict):
+    assumption: Text = Field(description="What people wrongly conclude and chase (Markdown).")
+    reality: Text = Field(description="Why that is wrong here, and what tells the two apart (Markdown).")
+
+
+class Step(Strict):
+    step: Text = Field(description="What to do or check (Markdown).")
+    command: str | None = Field(None, description="A command or config snippet to copy.")
+    language: Literal["bash", "python", "json", "yaml", "text"] = Field("bash", description="Language of `command`.")
+
+
+StepItem = Annotated[Step, BeforeValidator(_step_from_text)]
+
+
+class CodeExample(Strict):
+    stack: str = Field(description="Which stack the code is for: a system id from site.yml (pytorch, deepspeed, ...).")
+    title: Text = Field(description="What the code shows.")
+    language: Literal["python", "json", "yaml", "bash", "text"] = "python"
+    code: Text = Field(description="The code, runnable or nearly so.")
+    explanation: str | None = Field(None, description="Why it works (Markdown).")
+
+    _stack = field_validator("stack")(lambda cls, v, info: _in_vocabulary(v, info, "systems"))
+
+
+class Question(Strict):
+    question: Text
+    answer: Text = Field(description="Markdown.")
+
+
+class Related(Strict):
+    id: str = Field(pattern=KEBAB, description="The other entry's id.")
+    relation: str = Field("see-also", description="caused-by (this is a consequence of that), causes, "
+                          "often-confused-with, or see-also.")
+
+    _relation = field_validator("relation")(lambda cls, v, info: _in_vocabulary(v, info, "relations"))
+
+
+RelatedItem = Annotated[Related, BeforeValidator(_related_from_text)]
+
+
+class Reference(Strict):
+    kind: Literal["docs", "issue", "pull-request", "source", "paper", "discussion", "release-notes"]
+    title: Text
+    url: str
+
+    _url = field_validator("url")(lambda cls, v: check_url(v))
+
+
+class Affected(Strict):
+    """OSV-style version range of one system; only what a cited source says."""
+
+    system: str = Field(description="A system id from site.yml.")
+    introduced: str | None = Field(None, description="First affected version.")
+    fixed: str | None = Field(None, description="First version with the fix.")
+    last_affected: str | None = Field(None, description="Last known affected version when no fix exists.")
+    note: str | None = Field(None, description="Context, e.g. which pull request changed it (Markdown).")
+
+    _system = field_validator("system")(lambda cls, v, info: _in_vocabulary(v, info, "systems"))
+
+
+class Entry(Strict):
+    """One failure."""
+
+    id: str = Field(pattern=KEBAB, description="Stable kebab-case id; equals the file name and is the page URL.")
+    title: Text = Field(max_length=120, description="What failed, in words a reader would search for.")
+    summary: Text = Field(max_length=600, description="The quick answer: cause and fix in one or two sentences (Markdown).")
+    category: str = Field(description="A category id from site.yml.")
+    systems: list[str] = Field(min_length=1, description="System ids from site.yml, most specific first.")
+    phase: str = Field(description="A phase id from site.yml: where the failure surfaces.")
+    severity: str = Field(description="A severity id from site.yml.")
+    tags: list[str] = Field(default_factory=list, description="Tag ids from site.yml.")
+    signatures: list[Signature] = Field(min_length=1, description="Error texts that identify this failure.")
+    symptoms: list[Symptom] = Field(default_factory=list, description="What you observe | why it happens.")
+    root_cause: Text = Field(description="The mechanism, precisely (Markdown).")
+    misdiagnosis: list[Misdiagnosis] = Field(default_factory=list, description="Wrong explanations people chase.")
+    confirm: list[StepItem] = Field(default_factory=list, description="Checklist that proves this is the cause.")
+    fix: list[StepItem] = Field(min_length=1, description="Steps that fix it, with exact commands.")
+    prevention: list[Text] = Field(default_factory=list, description="How not to hit it again (Markdown).")
+    examples: list[CodeExample] = Field(default_factory=list, description="Code per stack.")
+    faq: list[Question] = Field(default_factory=list, description="Questions specific to this failure.")
+    related: list[RelatedItem] = Field(default_factory=list, description="Links to other entries.")
+    references: list[Reference] = Field(default_factory=list, description="Where the facts come from.")
+    affected: list[Affected] = Field(default_factory=list, description="Affected versions, per system.")
+    added: dt.date | None = Field(None, description="Date the entry was first published (defaults to `reviewed`).")
+    reviewed: dt.date = Field(description="Date the facts were last checked, YYYY-MM-DD.")
+    authors: list[Text] = Field(default_factory=list, description="Who wrote or reviewed the entry.")
+
+    _vocabularies = field_validator("category", "systems", "phase", "severity", "tags")(
+        lambda cls, value, info: _in_vocabulary(value, info, {
+            "category": "categories", "systems": "systems", "phase": "phases",
+            "severity": "severities", "tags": "tags"}[info.field_name]))
+
+    @property
+    def published(self) -> dt.date:
+        return self.added or self.reviewed
+
+
+def _in_vocabulary(value: Any, info: ValidationInfo, vocab_name: str) -> Any:
+    """Check ids against site.yml (passed as validation context); skipped when no config is given."""
+    config: SiteConfig | None = (info.context or {}).get("config")
+    if config is None:
+        return value
+    known = getattr(config.vocabularies, vocab_name)
+    for item in value if isinstance(value, list) else [value]:
+        if item not in known:
+            raise _vocabulary_error(item, vocab_name, known)
+    return value
+
+
+def _vocabulary_error(item: str, vocab_name: str, known: dict) -> PydanticCustomError:
+    close = difflib.get_close_matches(item, list(known), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(known)} (or add it to site.yml)"
+    return PydanticCustomError("vocabulary", "'{item}' is not in site.yml's {vocab}",
+                               {"item": item, "vocab": vocab_name, "code": "E013", "hint": hint})
+
+
+def json_schema(config: SiteConfig | None = None) -> dict:
+    """The JSON Schema of an entry, with site.yml's vocabularies as enums when given."""
+    schema = Entry.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "rootcause entry"
+    if config is not None:
+        vocab = config.vocabularies
+        props = schema["properties"]
+        props["category"]["enum"] = list(vocab.categories)
+        props["phase"]["enum"] = list(vocab.phases)
+        props["severity"]["enum"] = list(vocab.severities)
+        props["systems"]["items"] = {"enum": list(vocab.systems)}
+        props["tags"]["items"] = {"enum": list(vocab.tags)}
+        defs = schema.get("$defs", {})
+        defs["Related"]["properties"]["relation"]["enum"] = list(vocab.relations)
+        defs["CodeExample"]["properties"]["stack"]["enum"] = list(vocab.systems)
+        defs["Affected"]["properties"]["system"]["enum"] = list(vocab.systems)
+    return schema
+
+
+def json_schema_text(config: SiteConfig | None = None) -> str:
+    return json.dumps(json_schema(config), indent=2, sort_keys=True) + "\n"

@@ -1,0 +1,178 @@
+"""Signatures compiled for matching, and the one definition of what "a signature matches" means.
+
+Semantics (the JavaScript matcher in theme/assets/matcher.js implements the same):
+- A log is a sequence of lines; each is split by `logline.parse_line` into its stream (host and
+  rank) and its message text. Patterns search the message text.
+- A single-line signature matches a line whose text its pattern finds.
+- A multi-line signature matches when its patterns are found in order, on increasing lines of
+  the same stream, the last no more than `within` lines after the first (the earliest start and
+  the earliest completion win).
+- `unless` patterns veto a match if one is found in the same stream between `within` lines before
+  the first matched line and `within` lines after the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import re2
+
+from .logline import LogLine, parse_line
+from .patterns import Compiled
+
+MULTILINE_BONUS = 20
+
+
+@dataclass(frozen=True)
+class CompiledSignature:
+    entry_id: str
+    index: int                  # position in the entry's `signatures` list
+    steps: tuple[Compiled, ...]
+    unless: tuple[Compiled, ...] = ()
+    within: int = 40
+
+    @property
+    def multiline(self) -> bool:
+        return len(self.steps) > 1
+
+    @property
+    def specificity(self) -> int:
+        """Literal characters matched: longer literal text is stronger evidence."""
+        return sum(step.literal_chars for step in self.steps) + (MULTILINE_BONUS if self.multiline else 0)
+
+    @cached_property
+    def step_regexes(self):
+        return [step.compile_re2() for step in self.steps]
+
+    @cached_property
+    def unless_regexes(self):
+        return [step.compile_re2() for step in self.unless]
+
+    def as_json(self) -> dict:
+        data = {
+            "entry": self.entry_id,
+            "index": self.index,
+            "steps": [[step.regex, step.anchor] for step in self.steps],
+            "specificity": self.specificity,
+        }
+        if self.unless:
+            data["unless"] = [[step.regex, step.anchor] for step in self.unless]
+        if self.multiline or self.unless:
+            data["within"] = self.within
+        return data
+
+
+def compile_signature(entry_id: str, index: int, signature) -> CompiledSignature:
+    return CompiledSignature(
+        entry_id=entry_id,
+        index=index,
+        steps=tuple(step.compiled() for step in signature.steps),
+        unless=tuple(step.compiled() for step in signature.unless),
+        within=signature.within,
+    )
+
+
+@dataclass
+class Match:
+    signature: CompiledSignature
+    lines: list[int] = field(default_factory=list)   # line numbers (0-based) of the matched lines
+    stream: str = ""
+
+
+Numbered = list[tuple[int, LogLine]]
+
+
+def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: bool = True) -> list[Match]:
+    """Matches of one signature among numbered lines, per the semantics above.
+
+    `numbered` may omit lines that no pattern can match (the scanner keeps only lines holding an
+    anchor): windows are measured in line numbers, so the result is the same.
+    """
+    regexes = signature.step_regexes
+    found: list[Match] = []
+    if not signature.multiline:
+        for position, (number, line) in enumerate(numbered):
+            if regexes[0].search(line.text) and not _vetoed(signature, numbered, position, position):
+                found.append(Match(signature, [number], line.stream))
+                if first_only:
+                    break
+        return found
+    busy_until: dict[str, int] = {}
+    for position, (start, line) in enumerate(numbered):
+        if start <= busy_until.get(line.stream, -1) or not regexes[0].search(line.text):
+            continue
+        matched = [start]
+        last_position = position
+        step = 1
+        for later in range(position + 1, len(numbered)):
+            number, other = numbered[later]
+            if number > start + signature.within:
+                break
+            if other.stream == line.stream and regexes[step].search(other.text):
+                matched.append(number)
+                last_position = later
+                step += 1
+                if step == len(regexes):
+                    break
+        if step == len(regexes) and not _vetoed(signature, numbered, position, last_position):
+            found.append(Match(signature, matched, line.stream))
+            busy_until[line.stream] = matched[-1]
+            if first_only:
+                break
+    return found
+
+
+def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: int) -> bool:
+    """Is an `unless` pattern found in the same stream within the window around positions first..last?"""
+    if not signature.unless:
+        return False
+    stream = numbered[first][1].stream
+    low = numbered[first][0] - signature.within
+    high = numbered[last][0] + signature.within
+    position = first
+    while position > 0 and numbered[position - 1][0] >= low:
+        position -= 1
+    for number, line in numbered[position:]:
+        if number > high:
+            break
+        if line.stream == stream and any(regex.search(line.text) for regex in signature.unless_regexes):
+            return True
+    return False
+
+
+def parse_text(text: str) -> Numbered:
+    """Number and parse every line of a short text (an example, a pasted log)."""
+    return [(number, parse_line(raw)) for number, raw in enumerate(text.splitlines())]
+
+
+class AnchorIndex:
+    """Which signatures could match a line: an RE2 set over every signature step's anchor."""
+
+    def __init__(self, signatures: list[CompiledSignature]):
+        self.anchors: list[str] = []
+        self.by_anchor: list[list[CompiledSignature]] = []
+        position: dict[str, int] = {}
+        for sig in signatures:
+            for step in sig.steps + sig.unless:
+                if step.anchor not in position:
+                    position[step.anchor] = len(self.anchors)
+                    self.anchors.append(step.anchor)
+                    self.by_anchor.append([])
+                bucket = self.by_anchor[position[step.anchor]]
+                if not bucket or bucket[-1] is not sig:
+                    bucket.append(sig)
+        options = re2.Options()
+        options.literal = True
+        options.max_mem = 256 << 20
+        self._set = re2.Set.SearchSet(options)
+        for anchor in self.anchors:
+            self._set.Add(anchor)
+        self._set.Compile()
+
+    def candidates(self, text: str) -> list[CompiledSignature]:
+        found: dict[int, CompiledSignature] = {}
+        for index in self._set.Match(text) or ():
+            for sig in self.by_anchor[index]:
+                found[id(sig)] = sig
+        return list(found.values())
