@@ -1,0 +1,186 @@
+"""The build, start to end. Thin on purpose: each stage lives in its own module.
+
+    config → catalog (load, schema, cross checks) → render pages → search files → feeds → write
+
+A build whose inputs (files under the project, by size and modification time, and the theme and
+package files) are unchanged since the last build, with that build's output intact, returns at
+once without loading anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .config import SiteConfig, load_config
+from .errors import RootcauseError
+from .write import check_output_folder, read_manifest, write_site
+
+
+@dataclass
+class BuildResult:
+    entries: int
+    pages: int
+    files: int
+    written: int
+    reused: int
+    seconds: float
+    up_to_date: bool = False
+    out: Path | None = None
+
+    def summary(self) -> str:
+        if self.up_to_date:
+            return f"site is up to date ({self.out}); nothing to do in {self.seconds:.2f}s"
+        return (f"built {self.entries} entries into {self.pages} pages ({self.files} files: {self.written} written, "
+                f"{self.reused} unchanged) in {self.seconds:.2f}s → {self.out}")
+
+
+def _input_files(root: Path, config: SiteConfig) -> list[Path]:
+    from .render import theme_folder
+
+    files = [root / "site.yml"]
+    files += sorted((root / "entries").glob("*.yaml"))
+    files += sorted((root / "content").glob("*.md"))
+    if config.healthy_logs:
+        files += sorted((root / config.healthy_logs).glob("*"))
+    if config.theme:
+        files += sorted(p for p in (root / config.theme).rglob("*") if p.is_file())
+    files += sorted(p for p in theme_folder().rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(Path(__file__).parent.glob("*.py"))
+    return files
+
+
+def input_fingerprint(root: Path, config: SiteConfig, out: Path) -> str:
+    """Cheap identity of every input: paths, sizes and modification times (no file is read)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{__version__}\0{out}\0".encode())
+    for path in _input_files(root, config):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False) -> BuildResult:
+    """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one."""
+    started = time.perf_counter()
+    root = root.resolve()
+    config, problems = load_config(root)
+    if config is None:
+        raise RootcauseError(problems)
+    out = (out or root / config.output).resolve()
+    problems = check_output_folder(out, root)
+    if problems:
+        raise RootcauseError(problems)
+    fingerprint = input_fingerprint(root, config, out)
+    if not force and read_manifest(out).get("inputs") == fingerprint:
+        return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
+
+    files, entries, pages = render_site(root, progress=progress and sys.stderr.isatty())
+    written, reused = write_site(out, files, extra={"inputs": fingerprint})
+    return BuildResult(entries, pages, len(files), written, reused, time.perf_counter() - started, out=out)
+
+
+def collect_assets(root: Path, config: SiteConfig) -> tuple[dict[str, str], dict[str, bytes]]:
+    """Theme assets (a site override wins) and Material's stylesheets, under content-hashed names."""
+    from .render import material_folder, theme_folder
+
+    sources: dict[str, Path] = {}
+    for folder in [theme_folder() / "assets"] + ([root / config.theme / "assets"] if config.theme else []):
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                sources[path.relative_to(folder).as_posix()] = path
+    stylesheets = material_folder() / "assets" / "stylesheets"
+    sources["material/main.css"] = next(stylesheets.glob("main.*.min.css"))
+    sources["material/palette.css"] = next(stylesheets.glob("palette.*.min.css"))
+    names: dict[str, str] = {}
+    files: dict[str, bytes] = {}
+    for logical, path in sorted(sources.items()):
+        data = path.read_bytes()
+        stem, dot, suffix = logical.rpartition(".")
+        name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
+        names[logical] = name
+        files[name] = data
+    return names, files
+
+
+def render_site(root: Path, progress: bool = False) -> tuple[dict[str, bytes], int, int]:
+    """Every file of the site as bytes. Raises RootcauseError when any input has an error."""
+    from .content import load_content
+    from .feeds import atom, robots, sitemap
+    from .project import open_project
+    from .render import Card, Renderer, aggregate_pages, check_templates, entry_page, incoming_links
+    from .search import SIGNATURES, build_search_files, build_signature_file
+
+    project, problems = open_project(root)
+    if project is None or any(d.severity == "error" for d in problems):
+        raise RootcauseError(problems)
+    catalog = project.catalog
+    config = catalog.config
+    content_pages, content_problems = load_content(root)
+    if content_problems:
+        raise RootcauseError(content_problems)
+
+    asset_names, files = collect_assets(root, config)
+    search_files, manifest_url = build_search_files(catalog)
+    signatures = build_signature_file(catalog)
+    files.update(search_files)
+    files[SIGNATURES] = signatures
+    asset_names["search-manifest"] = manifest_url
+    asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
+
+    cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
+    incoming = incoming_links(catalog)
+    pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
+    pages += aggregate_pages(config, cards, content_pages)
+    renderer = Renderer(config, root, asset_names)
+    template_problems = check_templates(renderer, pages)
+    if template_problems:
+        raise RootcauseError(template_problems)
+    with _progress(progress, len(pages)) as advance:
+        for page in pages:
+            files[page.path] = renderer.render(page)
+            advance()
+    files["sitemap.xml"] = sitemap(pages, catalog)
+    files["robots.txt"] = robots(catalog)
+    files["feed.xml"] = atom(catalog)
+    files[".nojekyll"] = b""
+    files["entry.schema.json"] = _schema_bytes(config)
+    return files, len(catalog.entries), len(pages)
+
+
+def _schema_bytes(config: SiteConfig) -> bytes:
+    from .schema import json_schema_text
+
+    return json_schema_text(config).encode("utf-8")
+
+
+class _progress:
+    """A rich progress bar on a terminal; nothing otherwise."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled = enabled
+        self.total = total
+        self._bar = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._bar = Progress(TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                             transient=True)
+        self._bar.start()
+        task = self._bar.add_task("pages", total=self.total)
+        return lambda: self._bar.advance(task)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.stop()
+        return False

@@ -1,0 +1,100 @@
+"""Markdown: the prose fields of entries and the free pages in content/*.md.
+
+markdown-it-py in CommonMark mode with tables, raw HTML disabled (entries come from pull
+requests: nothing a contributor writes may inject markup or scripts).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+from .errors import Diagnostic, display_path
+from .load import load_yaml, read_text
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+@lru_cache(maxsize=8192)
+def markdown(text: str) -> Markup:
+    """Block Markdown → safe HTML."""
+    return Markup(_md.render(text or ""))
+
+
+@lru_cache(maxsize=32768)
+def inline(text: str) -> Markup:
+    """One paragraph of Markdown without the <p>: for titles, table cells, list items."""
+    return Markup(_md.renderInline(text or ""))
+
+
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def plain(text: str) -> str:
+    """Markdown → plain text (for meta descriptions, the search index, the feed)."""
+    html = _md.renderInline(text or "")
+    return re.sub(r"\s+", " ", _TAGS.sub("", html)).replace("&quot;", '"').replace("&amp;", "&") \
+        .replace("&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'").strip()
+
+
+@dataclass
+class ContentPage:
+    """A free page from content/: about, contributing, writing entries..."""
+
+    slug: str
+    title: str
+    description: str
+    body: Markup
+    order: int
+    source: str
+
+
+def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
+    pages, problems = [], []
+    for path in sorted((root / "content").glob("*.md")):
+        shown = display_path(path, root)
+        text, read_problems = read_text(path, shown)
+        if text is None:
+            problems.extend(read_problems)
+            continue
+        meta: dict = {}
+        body = text
+        if text.startswith("---\n"):
+            end = text.find("\n---\n", 4)
+            if end < 0:
+                problems.append(Diagnostic(shown, 1, 1, "E040", "front matter is not closed",
+                                           "end it with a line holding only ---"))
+                continue
+            located, yaml_problems = load_yaml(path, shown, text=text[4:end + 1])
+            if located is None:
+                problems.extend(Diagnostic(p.path, p.line + 1, p.column, p.code, p.message, p.hint) for p in yaml_problems)
+                continue
+            if not isinstance(located.data, dict):
+                problems.append(Diagnostic(shown, 2, 1, "E040", "front matter must be a mapping",
+                                           "write 'title: ...' lines between the --- lines"))
+                continue
+            meta = located.data
+            unknown = sorted(set(meta) - {"title", "description", "order"})
+            for key in unknown:
+                line, col = located.where((key,), key=True)
+                problems.append(Diagnostic(shown, line + 1, col, "E040", f"unknown front matter key '{key}'",
+                                           "use title, description or order"))
+            body = text[end + 5:]
+        title = meta.get("title")
+        if not title:
+            heading = re.search(r"^# (.+)$", body, re.M)
+            if not heading:
+                problems.append(Diagnostic(shown, 1, 1, "E040", "page has no title",
+                                           "add a '# Title' line or 'title:' in front matter"))
+                continue
+            title = heading.group(1).strip()
+            body = body[:heading.start()] + body[heading.end():]
+        pages.append(ContentPage(slug=path.stem, title=str(title), description=str(meta.get("description", "")),
+                                 body=markdown(body), order=int(meta.get("order", 100)), source=shown))
+    pages.sort(key=lambda p: (p.order, p.slug))
+    return pages, problems

@@ -1,0 +1,68 @@
+"""The files around the pages: sitemap.xml, robots.txt and an Atom feed of new and updated entries.
+
+All dates come from the entries themselves (`added`, `reviewed`), never from the clock, so two
+builds of the same input are byte-identical.
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape, quoteattr
+
+from .catalog import Catalog
+from .content import plain
+from .render import Page
+
+FEED_SIZE = 50
+
+
+def sitemap(pages: list[Page], catalog: Catalog) -> bytes:
+    base = catalog.config.base_url
+    lastmod = {f"entries/{i}/": loaded.entry.reviewed.isoformat() for i, loaded in catalog.entries.items()}
+    rows = ['<?xml version="1.0" encoding="UTF-8"?>',
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
+    for page in sorted(pages, key=lambda p: p.url_path):
+        if not page.sitemap:
+            continue
+        row = f"<url><loc>{escape(base + page.url_path)}</loc>"
+        if page.url_path in lastmod:
+            row += f"<lastmod>{lastmod[page.url_path]}</lastmod>"
+        rows.append(row + "</url>")
+    rows.append("</urlset>")
+    return ("\n".join(rows) + "\n").encode("utf-8")
+
+
+def robots(catalog: Catalog) -> bytes:
+    return f"User-agent: *\nAllow: /\nSitemap: {catalog.config.base_url}sitemap.xml\n".encode("utf-8")
+
+
+def atom(catalog: Catalog) -> bytes:
+    config = catalog.config
+    base = config.base_url
+    entries = sorted(catalog.entries.values(), key=lambda e: (e.entry.reviewed, e.entry.published, e.entry.id),
+                     reverse=True)[:FEED_SIZE]
+    updated = max((e.entry.reviewed for e in entries), default=None)
+    stamp = f"{updated.isoformat()}T00:00:00Z" if updated else "1970-01-01T00:00:00Z"
+    out = ['<?xml version="1.0" encoding="utf-8"?>',
+           '<feed xmlns="http://www.w3.org/2005/Atom">',
+           f"<title>{escape(config.title)}: new and updated entries</title>",
+           f"<subtitle>{escape(config.description)}</subtitle>",
+           f"<link href={quoteattr(base + 'feed.xml')} rel=\"self\"/>",
+           f"<link href={quoteattr(base)}/>",
+           f"<id>{escape(base)}</id>",
+           f"<updated>{stamp}</updated>"]
+    for loaded in entries:
+        e = loaded.entry
+        url = f"{base}entries/{e.id}/"
+        authors = e.authors or [config.title]
+        out.append("<entry>")
+        out.append(f"<title>{escape(e.title)}</title>")
+        out.append(f"<link href={quoteattr(url)}/>")
+        out.append(f"<id>{escape(url)}</id>")
+        out.append(f"<published>{e.published.isoformat()}T00:00:00Z</published>")
+        out.append(f"<updated>{e.reviewed.isoformat()}T00:00:00Z</updated>")
+        out.extend(f"<author><name>{escape(a)}</name></author>" for a in authors)
+        out.append(f"<category term={quoteattr(e.category)}/>")
+        out.append(f"<summary>{escape(plain(e.summary))}</summary>")
+        out.append("</entry>")
+    out.append("</feed>")
+    return ("\n".join(out) + "\n").encode("utf-8")

@@ -1,0 +1,363 @@
+"""Entries and pages → HTML, with jinja2 templates from the theme.
+
+Every link is relative to the page that contains it, so one build works at a domain root, under
+a sub-path (a GitHub Pages project site) and from a file share alike; `site.yml`'s `url` is
+used only where absolute addresses are required (canonical links, sitemap, feed, OpenGraph).
+A site owner overrides any template or asset by putting a file of the same name in the folder
+named by `theme:` in site.yml.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path, PurePosixPath
+
+import jinja2
+from markupsafe import Markup
+
+from .catalog import Catalog, LoadedEntry
+from .config import SiteConfig
+from .content import ContentPage, inline, markdown, plain
+from .errors import Diagnostic
+
+MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
+                  "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "close", "file-upload-outline",
+                  "shield-lock-outline", "alert-octagon-outline", "arrow-right")
+
+
+def theme_folder() -> Path:
+    """The bundled theme (templates/ and assets/)."""
+    return Path(str(resources.files("rootcause.theme")))
+
+
+def material_folder() -> Path:
+    import material
+
+    return Path(material.__file__).parent / "templates"
+
+
+@dataclass
+class Page:
+    """One output HTML file: where it goes, which template, what it shows."""
+
+    path: str                      # relative output path, e.g. "entries/x/index.html"
+    template: str
+    title: str
+    description: str = ""
+    context: dict = field(default_factory=dict)
+    sitemap: bool = True
+    inputs: tuple[str, ...] = ()   # ids of entries the page shows (for incremental builds)
+    absolute: bool = False         # links from the site root path instead of relative ones
+
+    @property
+    def directory(self) -> str:
+        parent = PurePosixPath(self.path).parent.as_posix()
+        return "" if parent == "." else parent + "/"
+
+    @property
+    def root(self) -> str:
+        """Relative prefix from this page to the site root."""
+        depth = self.directory.count("/")
+        return "../" * depth
+
+    @property
+    def url_path(self) -> str:
+        """Path part of the page's address, relative to the site root (index.html dropped)."""
+        return self.path[: -len("index.html")] if self.path.endswith("index.html") else self.path
+
+
+@dataclass(frozen=True)
+class Card:
+    """What list, hub and home pages show of an entry: small, plain data (cached between builds)."""
+
+    id: str
+    title: str
+    summary: str          # plain text
+    severity: str
+    category: str
+    systems: tuple[str, ...]
+    phase: str
+    tags: tuple[str, ...]
+    reviewed: str         # ISO date
+    signature: str        # the first signature as shown
+    fix: str              # the first fix step (Markdown)
+
+    @classmethod
+    def of(cls, loaded: LoadedEntry) -> "Card":
+        e = loaded.entry
+        return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
+                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
+
+
+#: icons used many times on one page are defined once per page (a sprite) and referenced
+SPRITE_ICONS = ("content-copy", "check")
+
+
+def _icons() -> tuple[dict[str, Markup], Markup]:
+    """Material's SVG icons, inline (no request leaves the site), and the sprite of repeated ones."""
+    folder = material_folder() / ".icons" / "material"
+    icons: dict[str, Markup] = {}
+    symbols = []
+    for name in MATERIAL_ICONS:
+        svg = (folder / f"{name}.svg").read_text(encoding="utf-8").strip()
+        if name in SPRITE_ICONS:
+            inner = svg[svg.index(">") + 1: svg.rindex("</svg>")]
+            symbols.append(f'<symbol id="rc-i-{name}" viewBox="0 0 24 24">{inner}</symbol>')
+            icons[name] = Markup(f'<svg aria-hidden="true" focusable="false"><use href="#rc-i-{name}"></use></svg>')
+        else:
+            icons[name] = Markup(svg.replace("<svg ", '<svg aria-hidden="true" focusable="false" ', 1))
+    sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols) + "</svg>")
+    return icons, sprite
+
+
+class Renderer:
+    def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str]):
+        self.config = config
+        self.root = root
+        folders = []
+        if config.theme:
+            folders.append(str(root / config.theme / "templates"))
+        folders.append(str(theme_folder() / "templates"))
+        self.env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(folders),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld)
+        icons, sprite = _icons()
+        self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names)
+
+    def render(self, page: Page) -> bytes:
+        template = self.env.get_template(page.template)
+        # a 404 page is served at any address, so only absolute paths work there
+        root = self.config.base_path if page.absolute else page.root
+
+        def link(target: str) -> str:
+            """A site-relative target ("entries/x/") as a link relative to this page."""
+            return (root + target) if (root + target) else "./"
+
+        html = template.render(page=page, link=link, root=root, **page.context)
+        return html.encode("utf-8")
+
+
+def _json_ld(data: dict) -> Markup:
+    """JSON-LD inside a <script type="application/ld+json"> block: escape '<' so it cannot close the tag."""
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("<", "\\u003c")
+    return Markup(text)
+
+
+# -- what each entry page shows beyond the raw fields -------------------------------------------
+
+def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]]:
+    """Questions answered from structured data, only where that data exists."""
+    entry = loaded.entry
+    questions: list[tuple[str, str]] = []
+    systems = config.vocabularies.systems
+    if entry.affected:
+        parts = []
+        for a in entry.affected:
+            name = systems[a.system].title if a.system in systems else a.system
+            span = []
+            if a.introduced:
+                span.append(f"from {a.introduced}")
+            if a.fixed:
+                span.append(f"until the fix in {a.fixed}")
+            elif a.last_affected:
+                span.append(f"up to at least {a.last_affected}")
+            text = f"{name} {' '.join(span)}".strip()
+            if a.note:
+                text += f" ({plain(a.note)})"
+            parts.append(text)
+        questions.append(("Which versions are affected?", "; ".join(parts) + "."))
+        fixed = [a for a in entry.affected if a.fixed]
+        if fixed:
+            answer = "Yes: " + "; ".join(
+                f"{systems[a.system].title if a.system in systems else a.system} {a.fixed} and later include the fix"
+                for a in fixed) + ". Upgrading is the simplest fix."
+        else:
+            answer = (f"Not as of {entry.reviewed.isoformat()}, when this entry was last reviewed: "
+                      "no release with a fix is recorded. Use the steps under Fix.")
+        questions.append(("Is it fixed upstream?", answer))
+    anchors = []
+    for sig in loaded.signatures:
+        for step in sig.steps:
+            if step.anchor.strip() and step.anchor.strip() not in anchors:
+                anchors.append(step.anchor.strip())
+    if anchors:
+        grep = " ".join(f"-e {_shell_quote(a)}" for a in anchors[:3])
+        questions.append(("What text should I search for in my logs?",
+                          "Lines containing " + ", ".join(f"`{a}`" for a in anchors[:3]) +
+                          f". For example: `grep -n -F {grep} train.log`, or paste the log into the "
+                          "diagnose page of this site, which also tells which rank failed first."))
+    return questions
+
+
+def _shell_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str, faq: list[tuple[str, str]]) -> list[dict]:
+    entry = loaded.entry
+    article = {
+        "@context": "https://schema.org",
+        "@type": "TechArticle",
+        "headline": entry.title,
+        "description": plain(entry.summary),
+        "url": url,
+        "datePublished": entry.published.isoformat(),
+        "dateModified": entry.reviewed.isoformat(),
+        "keywords": ", ".join([entry.category, *entry.systems, *entry.tags]),
+        "author": [{"@type": "Organization" if "maintainers" in a else "Person", "name": a} for a in entry.authors]
+        or [{"@type": "Organization", "name": config.title}],
+        "publisher": {"@type": "Organization", "name": config.title},
+    }
+    data = [article]
+    if faq:
+        data.append({
+            "@context": "https://schema.org",
+            "@type": "FAQPage",
+            "mainEntity": [{"@type": "Question", "name": q,
+                            "acceptedAnswer": {"@type": "Answer", "text": plain(a)}} for q, a in faq],
+        })
+    return data
+
+
+# -- the pages of a site ------------------------------------------------------------------------
+
+def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
+               incoming: dict[str, list[tuple[str, str]]]) -> Page:
+    """The page of one entry. Depends on the entry and the titles of the entries it links with."""
+    entry = loaded.entry
+    base = config.base_url
+    faq_own = [(q.question, q.answer) for q in entry.faq]
+    faq_derived = derived_faq(loaded, config)
+    related = [(rel.relation, cards[rel.id]) for rel in entry.related if rel.id in cards]
+    own_links = {r.id for r in entry.related}
+    backlinks = [(_inverse(relation), cards[other]) for other, relation in incoming.get(entry.id, [])
+                 if other not in own_links and other in cards]
+    url = base + f"entries/{entry.id}/"
+    return Page(
+        path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
+        description=plain(entry.summary),
+        context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
+                 "links": related + backlinks, "canonical": url,
+                 "json_ld": entry_json_ld(loaded, config, url, faq_own + faq_derived),
+                 "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
+                 "report_url": _report_url(config, loaded)},
+        inputs=tuple(sorted({entry.id, *(c.id for _r, c in related + backlinks)})))
+
+
+def _inverse(relation: str) -> str:
+    return {"caused-by": "causes", "causes": "caused-by"}.get(relation, relation)
+
+
+def incoming_links(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
+    """entry id → [(id of an entry that links to it, relation)]."""
+    incoming: dict[str, list[tuple[str, str]]] = {}
+    for other_id, other in catalog.entries.items():
+        for rel in other.entry.related:
+            incoming.setdefault(rel.id, []).append((other_id, rel.relation))
+    return incoming
+
+
+def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage]) -> list[Page]:
+    """Home, lists, hubs, coverage, search, diagnose, content pages, 404: built from cards only."""
+    vocab = config.vocabularies
+    base = config.base_url
+    every = list(cards.values())
+    severity_order = {k: i for i, k in enumerate(vocab.severities)}
+
+    def ordered(items: list[Card]) -> list[Card]:
+        return sorted(items, key=lambda c: (severity_order[c.severity], c.title.lower()))
+
+    counts = {
+        "categories": {k: 0 for k in vocab.categories}, "systems": {k: 0 for k in vocab.systems},
+        "tags": {k: 0 for k in vocab.tags}, "phases": {k: 0 for k in vocab.phases},
+        "severities": {k: 0 for k in vocab.severities},
+        "matrix": {s: {p: 0 for p in vocab.phases} for s in vocab.systems},
+    }
+    by_category: dict[str, list[Card]] = {k: [] for k in vocab.categories}
+    by_system: dict[str, list[Card]] = {k: [] for k in vocab.systems}
+    by_tag: dict[str, list[Card]] = {k: [] for k in vocab.tags}
+    for c in every:
+        counts["categories"][c.category] += 1
+        counts["phases"][c.phase] += 1
+        counts["severities"][c.severity] += 1
+        by_category[c.category].append(c)
+        for s in c.systems:
+            counts["systems"][s] += 1
+            counts["matrix"][s][c.phase] += 1
+            by_system[s].append(c)
+        for t in c.tags:
+            counts["tags"][t] += 1
+            by_tag[t].append(c)
+    total = len(every)
+    recent = sorted(every, key=lambda c: (c.reviewed, c.id), reverse=True)[: config.recent]
+    planned = [
+        Page("index.html", "home.html", config.title, config.description,
+             {"recent": recent, "counts": counts, "total": total, "canonical": base}),
+        Page("entries/index.html", "list.html", "All entries", f"All {total} entries.",
+             {"heading": "All entries", "intro": "", "items": sorted(every, key=lambda c: c.title.lower()),
+              "canonical": base + "entries/"}),
+    ]
+    for key, term in vocab.categories.items():
+        planned.append(Page(f"categories/{key}/index.html", "list.html", term.title, term.description,
+                            {"heading": term.title, "intro": term.description, "items": ordered(by_category[key]),
+                             "canonical": base + f"categories/{key}/"}))
+    for key, term in vocab.tags.items():
+        planned.append(Page(f"tags/{key}/index.html", "list.html", f"Tag: {term.title}", term.description,
+                            {"heading": f"Tag: {term.title}", "intro": term.description, "items": ordered(by_tag[key]),
+                             "canonical": base + f"tags/{key}/"}, sitemap=bool(by_tag[key])))
+    for key, term in vocab.systems.items():
+        items = ordered(by_system[key])
+        by_phase = [(p, phase, [c for c in items if c.phase == p]) for p, phase in vocab.phases.items()]
+        planned.append(Page(f"systems/{key}/index.html", "system.html", term.title, term.description,
+                            {"system_key": key, "system": term, "items": items,
+                             "by_phase": [group for group in by_phase if group[2]],
+                             "canonical": base + f"systems/{key}/"}))
+    planned.append(Page("coverage/index.html", "coverage.html", "Coverage",
+                        "How many entries cover each system, category and phase.",
+                        {"counts": counts, "total": total, "canonical": base + "coverage/"}))
+    planned.append(Page("search/index.html", "search.html", "Search", "Search error messages and symptoms.",
+                        {"canonical": base + "search/"}))
+    planned.append(Page("diagnose/index.html", "diagnose.html", "Diagnose a log",
+                        "Paste a training log and find the failures it shows, in your browser.",
+                        {"canonical": base + "diagnose/"}))
+    for content in pages:
+        planned.append(Page(f"{content.slug}/index.html", "page.html", content.title, content.description,
+                            {"content": content, "canonical": base + f"{content.slug}/",
+                             "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{content.source}"}))
+    planned.append(Page("404.html", "404.html", "Page not found", "", {"canonical": base + "404.html"},
+                        sitemap=False, absolute=True))
+    return planned
+
+
+def _report_url(config: SiteConfig, loaded: LoadedEntry) -> str:
+    from urllib.parse import quote
+
+    title = quote(f"Problem with entry: {loaded.entry.id}")
+    body = quote(f"Entry: {loaded.path}\n\nWhat is wrong or missing:\n\n")
+    return f"{config.repository.rstrip('/')}/issues/new?title={title}&body={body}"
+
+
+def check_templates(renderer: Renderer, planned: list[Page]) -> list[Diagnostic]:
+    """Render each template once so a broken override is reported, not a traceback."""
+    problems = []
+    seen = set()
+    for page in planned:
+        if page.template in seen:
+            continue
+        seen.add(page.template)
+        try:
+            renderer.render(page)
+        except jinja2.TemplateSyntaxError as exc:
+            problems.append(Diagnostic(exc.filename or page.template, exc.lineno or 1, 1, "E041", exc.message or "syntax error",
+                                       "fix the template syntax"))
+        except jinja2.TemplateError as exc:
+            problems.append(Diagnostic(page.template, 1, 1, "E041", str(exc), "fix the template"))
+    return problems

@@ -1,0 +1,172 @@
+"""The search index (sharded, so the first result needs little transfer) and the signature file
+the in-browser diagnosis loads.
+
+Tokens. Text is cut into runs of `[A-Za-z0-9_]`; each run is kept whole (lower-cased) and, when
+it is an identifier, also split into its parts at `_` and camelCase boundaries, so that
+`CUDA_VISIBLE_DEVICES` is found by `cuda_visible_devices` and by `visible`. Volatile tokens are
+dropped on both sides (pure numbers, hex addresses and hashes), as are a few stop words: a
+pasted message with other numbers, paths and names still finds its entry. theme/assets/search.js
+implements the same `tokens()`; the tests compare the two.
+
+Layout under `search/`:
+- `manifest.json`: entry count, shard keys → file names, doc shard names;
+- `t/<key>.<hash>.json`: {token: [[doc, score], ...]} for tokens starting with <key> (2 letters,
+  3 where a 2-letter shard would be large);
+- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 100 entries each.
+A query fetches the manifest, one shard per query token and the doc shards of the top hits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter, defaultdict
+
+from .catalog import Catalog
+from .content import plain
+from .diagnose import MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE
+from .logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
+
+STOPWORDS = frozenset("""a an and are as at be but by for from has have if in into is it its no not of on or
+that the their then there these this to was were will with you your""".split())
+_RUN = re.compile(r"[A-Za-z0-9_]+")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_HEXISH = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$")
+
+FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0}
+MAX_POSTINGS = 1000
+SHARD_SPLIT_BYTES = 48 * 1024
+DOCS_PER_SHARD = 100
+SUMMARY_CHARS = 180
+MANIFEST = "search/manifest.json"
+SIGNATURES = "search/signatures.json"
+
+
+def _keep(token: str) -> bool:
+    return len(token) >= 2 and token not in STOPWORDS and not (len(token) >= 4 and _HEXISH.match(token)) \
+        and not token.isdigit()
+
+
+def tokens(text: str) -> list[str]:
+    """Search tokens of a text, in order, with repeats (see the module docstring)."""
+    out: list[str] = []
+    for run in _RUN.findall(text):
+        whole = run.lower()
+        if _keep(whole):
+            out.append(whole)
+        parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
+        if len(parts) > 1:
+            out.extend(p.lower() for p in parts if _keep(p.lower()) and p.lower() != whole)
+    return out
+
+
+def _short_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:10]
+
+
+def _dump(value) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+def document_fields(loaded) -> dict[str, str]:
+    entry = loaded.entry
+    signature_text = " ".join(step.anchor for sig in loaded.signatures for step in sig.steps)
+    signature_text += " " + " ".join(sig.display for sig in entry.signatures)
+    return {
+        "title": entry.title,
+        "signatures": signature_text,
+        "tags": " ".join(entry.tags) + " " + entry.category,
+        "systems": " ".join(entry.systems),
+        "summary": plain(entry.summary),
+        "symptoms": " ".join(plain(s.observed) for s in entry.symptoms),
+    }
+
+
+def build_search_files(catalog: Catalog) -> tuple[dict[str, bytes], str]:
+    """{relative path: bytes} of every search file, and the manifest's address (with a version)."""
+    entries = list(catalog.entries.values())
+    n = len(entries)
+    weights: dict[str, dict[int, float]] = defaultdict(dict)
+    for number, loaded in enumerate(entries):
+        per_token: dict[str, float] = defaultdict(float)
+        for field, text in document_fields(loaded).items():
+            for token, count in Counter(tokens(text)).items():
+                per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
+        for token, weight in per_token.items():
+            weights[token][number] = weight
+    postings: dict[str, list[list[int]]] = {}
+    for token, docs in weights.items():
+        df = len(docs)
+        if n >= 50 and df / n > 0.5:
+            continue  # appears in most entries: no help in ranking, only transfer
+        idf = math.log(1 + n / df)
+        scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
+        postings[token] = [[doc, score] for doc, score in scored[:MAX_POSTINGS]]
+
+    files: dict[str, bytes] = {}
+    shard_names: dict[str, str] = {}
+    for key, group in sorted(_shard_groups(postings).items()):
+        data = _dump(group)
+        name = f"search/t/{key}.{_short_hash(data)}.json"
+        files[name] = data
+        shard_names[key] = name[len("search/"):]
+    doc_shards = []
+    for start in range(0, n, DOCS_PER_SHARD):
+        rows = []
+        for loaded in entries[start:start + DOCS_PER_SHARD]:
+            e = loaded.entry
+            summary = plain(e.summary)
+            if len(summary) > SUMMARY_CHARS:
+                summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
+            rows.append([e.id, e.title, summary, e.severity, e.category])
+        data = _dump(rows)
+        name = f"search/d/{start // DOCS_PER_SHARD}.{_short_hash(data)}.json"
+        files[name] = data
+        doc_shards.append(name[len("search/"):])
+    manifest = {"version": 1, "entries": n, "docs_per_shard": DOCS_PER_SHARD, "doc_shards": doc_shards,
+                "shards": shard_names, "stopwords": sorted(STOPWORDS)}
+    data = _dump(manifest)
+    files[MANIFEST] = data
+    return files, f"{MANIFEST}?v={_short_hash(data)}"
+
+
+def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
+    """Two-letter shards, split into three-letter ones where a shard would be large."""
+    groups: dict[str, dict[str, list]] = defaultdict(dict)
+    for token, plist in postings.items():
+        groups[token[:2]][token] = plist
+    result: dict[str, dict[str, list]] = {}
+    for key, group in groups.items():
+        if len(_dump(group)) <= SHARD_SPLIT_BYTES:
+            result[key] = group
+            continue
+        rest: dict[str, list] = {}
+        for token, plist in group.items():
+            if len(token) >= 3:
+                result.setdefault(token[:3], {})[token] = plist
+            else:
+                rest[token] = plist
+        if rest:
+            result[key] = rest
+    return result
+
+
+def build_signature_file(catalog: Catalog) -> bytes:
+    """Everything the browser's matcher needs: line rules, compiled signatures, entry summaries."""
+    entries = {}
+    for entry_id, loaded in catalog.entries.items():
+        e = loaded.entry
+        entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step)]
+    consequences = {cause: sorted(ids) for cause, ids in sorted(catalog.consequences().items())}
+    return _dump({
+        "version": 1,
+        "rules": rules_for_javascript(),
+        "signatures": [sig.as_json() for sig in catalog.signatures()],
+        "entries": entries,
+        "consequences": consequences,
+        "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
+                   "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
+                   "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN},
+    })

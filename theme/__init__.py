@@ -1,0 +1,1 @@
+"""The bundled theme: jinja2 templates and assets (installed as package data rootcause.theme)."""

@@ -1,0 +1,126 @@
+// Search over the sharded index written by rootcause/search.py. Loaded on first use of a search box.
+// tokens() must stay identical to rootcause.search.tokens (tests compare them on the same inputs).
+(function (root) {
+  "use strict";
+  var STOPWORDS = null;
+  var RUN = /[A-Za-z0-9_]+/g;
+  var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
+  var HEXISH = /^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$/;
+  var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
+    "that the their then there these this to was were will with you your").split(" ");
+
+  function keep(token, stop) {
+    return token.length >= 2 && !stop.has(token) && !(token.length >= 4 && HEXISH.test(token)) && !/^[0-9]+$/.test(token);
+  }
+
+  function tokens(text, stopwords) {
+    var stop = stopwords || STOPWORDS || new Set(DEFAULT_STOPWORDS);
+    var out = [];
+    var runs = String(text).match(RUN) || [];
+    for (var i = 0; i < runs.length; i++) {
+      var run = runs[i];
+      var whole = run.toLowerCase();
+      if (keep(whole, stop)) out.push(whole);
+      var parts = [];
+      var chunks = run.split("_");
+      for (var j = 0; j < chunks.length; j++) {
+        var found = chunks[j].match(PART) || [];
+        for (var k = 0; k < found.length; k++) parts.push(found[k]);
+      }
+      if (parts.length > 1) {
+        for (var p = 0; p < parts.length; p++) {
+          var part = parts[p].toLowerCase();
+          if (keep(part, stop) && part !== whole) out.push(part);
+        }
+      }
+    }
+    return out;
+  }
+
+  function Index(base, manifestUrl, fetcher) {
+    this.base = base;               // URL of the search/ folder, ending in "/"
+    this.manifestUrl = manifestUrl;
+    this.fetch = fetcher || function (url) { return fetch(url).then(function (r) { if (!r.ok) throw new Error(url + ": " + r.status); return r.json(); }); };
+    this.cache = Object.create(null);
+    this.manifest = null;
+  }
+
+  Index.prototype.load = function (url) {
+    if (!this.cache[url]) this.cache[url] = this.fetch(url);
+    return this.cache[url];
+  };
+
+  Index.prototype.ready = function () {
+    var self = this;
+    if (!this.manifest) {
+      this.manifest = this.load(this.manifestUrl).then(function (m) { STOPWORDS = new Set(m.stopwords); return m; });
+    }
+    return this.manifest;
+  };
+
+  Index.prototype.shardKey = function (manifest, token) {
+    if (token.length >= 3 && manifest.shards[token.slice(0, 3)]) return token.slice(0, 3);
+    if (manifest.shards[token.slice(0, 2)]) return token.slice(0, 2);
+    return null;
+  };
+
+  // Ranked hits: [{id, title, summary, severity, category, score}]. `prefix` expands the last token.
+  Index.prototype.query = function (text, limit, prefix) {
+    var self = this;
+    limit = limit || 10;
+    return this.ready().then(function (manifest) {
+      var query = tokens(text);
+      var unique = Array.from(new Set(query)).slice(0, 64);
+      if (!unique.length) return [];
+      var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
+      var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
+      return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
+        var byKey = Object.create(null);
+        keys.forEach(function (k, i) { byKey[k] = shards[i]; });
+        var scores = new Map();
+        var matched = new Map();
+        unique.forEach(function (token) {
+          var key = self.shardKey(manifest, token);
+          if (!key) return;
+          var shard = byKey[key];
+          var lists = [];
+          if (shard[token]) lists.push([shard[token], 1]);
+          if (token === last) {
+            var extra = 0;
+            Object.keys(shard).sort().forEach(function (other) {
+              if (other !== token && other.lastIndexOf(token, 0) === 0 && extra < 24) { lists.push([shard[other], 0.7]); extra++; }
+            });
+          }
+          var seen = new Set();
+          lists.forEach(function (pair) {
+            var postings = pair[0], weight = pair[1];
+            for (var i = 0; i < postings.length; i++) {
+              var doc = postings[i][0];
+              scores.set(doc, (scores.get(doc) || 0) + postings[i][1] * weight);
+              if (!seen.has(doc)) { seen.add(doc); matched.set(doc, (matched.get(doc) || 0) + 1); }
+            }
+          });
+        });
+        var ranked = Array.from(scores.keys()).map(function (doc) {
+          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length)];
+        });
+        ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
+        ranked = ranked.slice(0, limit);
+        var per = manifest.docs_per_shard;
+        var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
+        return Promise.all(needed.map(function (n) { return self.load(self.base + manifest.doc_shards[n]); })).then(function (docShards) {
+          var byShard = Object.create(null);
+          needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
+          return ranked.map(function (r) {
+            var row = byShard[Math.floor(r[0] / per)][r[0] % per];
+            return { id: row[0], title: row[1], summary: row[2], severity: row[3], category: row[4], score: r[1] };
+          });
+        });
+      });
+    });
+  };
+
+  var api = { tokens: tokens, Index: Index };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.RootcauseSearch = api;
+})(typeof self !== "undefined" ? self : this);

@@ -1,0 +1,158 @@
+// Page behaviour: colour scheme toggle, copy buttons, and search as you type (search.js is
+// fetched on first use). Everything here is progressive: without JavaScript the pages read fine.
+(function () {
+  "use strict";
+  var html = document.documentElement;
+  var body = document.body;
+  var rootPath = body.getAttribute("data-root") || "./";
+
+  // -- colour scheme ----------------------------------------------------------------------------
+  var media = window.matchMedia ? matchMedia("(prefers-color-scheme: dark)") : null;
+  function applyScheme(choice) {
+    var dark = choice === "dark" || (choice === "auto" && media && media.matches);
+    html.setAttribute("data-rc-scheme", choice);
+    body.setAttribute("data-md-color-scheme", dark ? "slate" : "default");
+    var button = document.querySelector(".rc-palette");
+    if (button) button.setAttribute("aria-label", "Colour scheme: " + (choice === "auto" ? "automatic" : choice) + " (change)");
+  }
+  applyScheme(html.getAttribute("data-rc-scheme") || "auto");
+  if (media && media.addEventListener) media.addEventListener("change", function () { applyScheme(html.getAttribute("data-rc-scheme")); });
+  var toggle = document.querySelector(".rc-palette");
+  if (toggle) {
+    toggle.hidden = false;
+    toggle.addEventListener("click", function () {
+      var order = ["auto", "light", "dark"];
+      var next = order[(order.indexOf(html.getAttribute("data-rc-scheme")) + 1) % order.length];
+      try { localStorage.setItem("rootcause.scheme", next); } catch (e) { /* storage disabled */ }
+      applyScheme(next);
+    });
+  }
+
+  // -- copy buttons -------------------------------------------------------------------------------
+  document.querySelectorAll("[data-copy]").forEach(function (button) {
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      var code = button.parentNode.querySelector("code");
+      var text = code ? code.textContent : "";
+      var done = function () {
+        button.classList.add("rc-copied");
+        button.setAttribute("title", "Copied");
+        setTimeout(function () { button.classList.remove("rc-copied"); button.setAttribute("title", "Copy"); }, 1500);
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () {});
+    });
+  });
+
+  // -- search -------------------------------------------------------------------------------------
+  var searchIndex = null;
+  function index() {
+    if (searchIndex) return searchIndex;
+    searchIndex = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = body.getAttribute("data-search");
+      script.onload = function () {
+        var manifest = body.getAttribute("data-manifest");
+        resolve(new window.RootcauseSearch.Index(rootPath + "search/", rootPath + manifest));
+      };
+      script.onerror = reject;
+      document.head.appendChild(script);
+    });
+    return searchIndex;
+  }
+
+  function resultItem(hit, idPrefix, n) {
+    var a = document.createElement("a");
+    a.href = rootPath + "entries/" + hit.id + "/";
+    a.className = "rc-result";
+    a.id = idPrefix + n;
+    a.setAttribute("role", "option");
+    var title = document.createElement("span");
+    title.className = "rc-result__title";
+    title.textContent = hit.title;
+    var summary = document.createElement("span");
+    summary.className = "rc-result__summary";
+    summary.textContent = hit.summary;
+    a.appendChild(title);
+    a.appendChild(summary);
+    return a;
+  }
+
+  function attachSearch(input, results, options) {
+    var active = -1;
+    var serial = 0;
+    function items() { return results.querySelectorAll(".rc-result"); }
+    function setActive(n) {
+      var list = items();
+      if (!list.length) return;
+      active = (n + list.length) % list.length;
+      list.forEach(function (el, i) { el.setAttribute("aria-selected", i === active ? "true" : "false"); });
+      input.setAttribute("aria-activedescendant", list[active].id);
+      list[active].scrollIntoView({ block: "nearest" });
+    }
+    function close() {
+      if (options.dropdown) { results.hidden = true; input.setAttribute("aria-expanded", "false"); }
+      active = -1;
+      input.removeAttribute("aria-activedescendant");
+    }
+    function run() {
+      var text = input.value;
+      var mine = ++serial;
+      if (options.onQuery) options.onQuery(text);
+      if (!text.trim()) { results.textContent = ""; close(); return; }
+      index().then(function (idx) { return idx.query(text, options.limit, true); }).then(function (hits) {
+        if (mine !== serial) return;  // a newer keystroke won
+        results.textContent = "";
+        active = -1;
+        if (!hits.length) {
+          var none = document.createElement("p");
+          none.className = "rc-result--none";
+          none.textContent = "No entry matches. Try fewer words, or paste the whole log into Diagnose.";
+          results.appendChild(none);
+        }
+        hits.forEach(function (hit, n) { results.appendChild(resultItem(hit, input.id + "-r", n)); });
+        if (options.dropdown) { results.hidden = false; input.setAttribute("aria-expanded", "true"); }
+      }).catch(function (error) {
+        results.textContent = "Search is unavailable: " + error.message;
+      });
+    }
+    input.addEventListener("input", run);
+    input.addEventListener("keydown", function (event) {
+      if (event.key === "ArrowDown") { event.preventDefault(); setActive(active + 1); }
+      else if (event.key === "ArrowUp") { event.preventDefault(); setActive(active - 1); }
+      else if (event.key === "Escape") { close(); }
+      else if (event.key === "Enter" && active >= 0) { event.preventDefault(); items()[active].click(); }
+    });
+    if (options.dropdown) {
+      document.addEventListener("click", function (event) { if (!input.form.contains(event.target)) close(); });
+      input.addEventListener("focus", function () { index(); if (input.value.trim() && results.childNodes.length) { results.hidden = false; } });
+    }
+    return run;
+  }
+
+  var header = document.getElementById("rc-q");
+  if (header) attachSearch(header, document.getElementById("rc-results"), { dropdown: true, limit: 8 });
+
+  var pageInput = document.getElementById("rc-page-q");
+  if (pageInput) {
+    var run = attachSearch(pageInput, document.getElementById("rc-page-results"), {
+      dropdown: false,
+      limit: 30,
+      onQuery: function (text) {
+        var url = new URL(window.location.href);
+        if (text) url.searchParams.set("q", text); else url.searchParams.delete("q");
+        history.replaceState(null, "", url.toString());
+      }
+    });
+    var initial = new URL(window.location.href).searchParams.get("q");
+    if (initial) { pageInput.value = initial; run(); }
+    pageInput.focus();
+  }
+  var homeInput = document.getElementById("rc-home-q");
+  if (homeInput) {
+    var homeResults = document.createElement("div");
+    homeResults.className = "rc-page-results";
+    homeResults.id = "rc-home-results";
+    homeInput.form.after(homeResults);
+    attachSearch(homeInput, homeResults, { dropdown: false, limit: 10 });
+  }
+})();
