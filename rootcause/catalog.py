@@ -17,7 +17,9 @@ from pathlib import Path
 from .config import SiteConfig
 from .errors import Diagnostic, display_path
 from .load import Located, load_yaml
-from .schema import Entry
+from pydantic import ValidationError
+
+from .schema import Entry, Signature
 from .signatures import AnchorIndex, CompiledSignature, compile_signature, find_matches, parse_text
 from .validation import validate
 
@@ -68,26 +70,45 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
     if located is None:
         return None, problems
     entry, problems = validate(Entry, located, shown, context={"config": config})
-    if entry is None:
-        return None, problems
-    if entry.id != path.stem:
+    data = located.data if isinstance(located.data, dict) else {}
+    entry_id = data.get("id") if isinstance(data.get("id"), str) else None
+    if entry_id is not None and entry_id != path.stem:
         line, col = located.where(("id",))
-        problems.append(Diagnostic(shown, line, col, "E014", f"id '{entry.id}' differs from the file name '{path.name}'",
-                                   f"rename the file to {entry.id}.yaml or set id: {path.stem}"))
+        problems.append(Diagnostic(shown, line, col, "E014", f"id '{entry_id}' differs from the file name '{path.name}'",
+                                   f"rename the file to {entry_id}.yaml or set id: {path.stem}"))
+    if entry is None:
+        # the entry is unusable, but its valid signatures can still be checked against their examples
+        raw_signatures = data.get("signatures")
+        for i, raw in enumerate(raw_signatures if isinstance(raw_signatures, list) else []):
+            try:
+                signature = Signature.model_validate(raw)
+            except ValidationError:
+                continue  # already reported by the schema
+            problems.extend(_check_examples(shown, located, i, signature,
+                                            compile_signature(entry_id or path.stem, i, signature)))
+        return None, problems
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
-        for j, example in enumerate(signature.examples):
-            if not find_matches(compiled, parse_text(example)):
-                line, col = located.where(("signatures", i, "examples", j))
-                problems.append(Diagnostic(shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}",
-                                           "copy the text exactly as printed, or loosen a varying part with a "
-                                           "placeholder such as {int} or {name}"))
-        for j, counter in enumerate(signature.counter_examples):
-            if find_matches(compiled, parse_text(counter)):
-                line, col = located.where(("signatures", i, "counter_examples", j))
-                problems.append(Diagnostic(shown, line, col, "E037", f"signature {i + 1} matches its counter-example {j + 1}",
-                                           "make the pattern more specific, or add an 'unless' pattern"))
+        problems.extend(_check_examples(shown, located, i, signature, compiled))
     return LoadedEntry(entry, shown, located, signatures), problems
+
+
+def _check_examples(shown: str, located: Located, i: int, signature: Signature,
+                    compiled: CompiledSignature) -> list[Diagnostic]:
+    """A signature must match each of its examples and none of its counter-examples."""
+    problems = []
+    for j, example in enumerate(signature.examples):
+        if not find_matches(compiled, parse_text(example)):
+            line, col = located.where(("signatures", i, "examples", j))
+            problems.append(Diagnostic(shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}",
+                                       "copy the text exactly as printed, or loosen a varying part with a "
+                                       "placeholder such as {int} or {name}"))
+    for j, counter in enumerate(signature.counter_examples):
+        if find_matches(compiled, parse_text(counter)):
+            line, col = located.where(("signatures", i, "counter_examples", j))
+            problems.append(Diagnostic(shown, line, col, "E037", f"signature {i + 1} matches its counter-example {j + 1}",
+                                       "make the pattern more specific, or add an 'unless' pattern"))
+    return problems
 
 
 def _load_entry_job(args: tuple[Path, Path, SiteConfig]):

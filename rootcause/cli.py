@@ -29,12 +29,13 @@ def _print_diagnostics(diagnostics: list[Diagnostic], fmt: str, stream=None) -> 
             stream.write(f"{d}\n")
 
 
-def _summary(diagnostics: list[Diagnostic], entries: int) -> str:
+def _summary(diagnostics: list[Diagnostic], checked: int) -> str:
     errors = sum(1 for d in diagnostics if d.severity == "error")
     files = len({d.path for d in diagnostics})
     if not errors:
-        return f"checked {entries} entries: no problems"
-    return f"checked {entries} entries: {errors} error{'s' if errors != 1 else ''} in {files} file{'s' if files != 1 else ''}"
+        return f"checked {checked} entry files: no problems"
+    return (f"checked {checked} entry files: {errors} error{'s' if errors != 1 else ''} "
+            f"in {files} file{'s' if files != 1 else ''}")
 
 
 def cmd_check(args) -> int:
@@ -48,10 +49,15 @@ def cmd_check(args) -> int:
         print(f"{code}: {CODES[code]}")
         return 0
     project, diagnostics = open_project(Path(args.root))
+    if project is not None:
+        from .content import load_content
+
+        diagnostics = sorted(diagnostics + load_content(project.root)[1])
     _print_diagnostics(diagnostics, args.format)
     if args.format == "text":
-        entries = len(project.catalog.entries) if project else 0
-        print(_summary(diagnostics, entries), file=sys.stderr)
+        from .catalog import entry_paths
+
+        print(_summary(diagnostics, len(entry_paths(Path(args.root)))), file=sys.stderr)
     return 1 if any(d.severity == "error" for d in diagnostics) else 0
 
 

@@ -94,6 +94,13 @@ def diagnostics_from(error: ValidationError, model: type[BaseModel], located: Lo
             if message.startswith("Value error, "):
                 message = message[len("Value error, "):]
             hint = ctx.get("hint", "")
+            if kind == "too_short":
+                need = ctx.get("min_length", 1)
+                message = f"needs at least {need} item{'s' if need != 1 else ''}"
+                hint = "add one; see the schema or an existing entry for the form"
+            elif kind == "too_long" or kind == "string_too_long":
+                message = f"is too long (at most {ctx.get('max_length')})"
+                hint = "shorten it"
             if not hint:
                 hint = f"got {_describe_input(item.get('input'))}; see the schema for '{field_name}'"
             found.append(Diagnostic(shown, line, col, code, f"{field_name}: {message}", hint))

@@ -1,0 +1,7 @@
+"""`python -m rootcause ...` = `rootcause ...`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,125 @@
+"""`rootcause diagnose`: the command-line face of `diagnose`, for CI pipelines and login nodes.
+
+Signatures come from the project's entries (checked first), or from a built site's
+`search/signatures.json` with `--site`, so a copy of the built site is all a cluster needs.
+Exit status: 0 a known failure was found, 1 none found, 2 usage or input error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .diagnose import EntryInfo, Scanner, rank, report_json, signature_from_json
+
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
+
+
+def _from_site(folder: Path):
+    path = folder / "search" / "signatures.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SystemExit(_fail(f"{path}: cannot read the signature index ({exc.strerror}); build the site first"))
+    except ValueError as exc:
+        raise SystemExit(_fail(f"{path}: not a signature index ({exc})"))
+    signatures = [signature_from_json(s) for s in data["signatures"]]
+    infos = {i: EntryInfo(i, v[0], v[1], v[2], v[3]) for i, v in data["entries"].items()}
+    consequences = {k: set(v) for k, v in data["consequences"].items()}
+    return signatures, infos, consequences
+
+
+def _from_project(root: Path):
+    from .content import plain
+    from .project import open_project
+
+    project, problems = open_project(root)
+    errors = [d for d in problems if d.severity == "error"]
+    if project is None or errors:
+        for d in errors[:20]:
+            print(d, file=sys.stderr)
+        raise SystemExit(_fail("the entries have errors (run `rootcause check`); or use --site with a built site"))
+    catalog = project.catalog
+    infos = {i: EntryInfo(i, l.entry.title, plain(l.entry.summary), f"entries/{i}/", plain(l.entry.fix[0].step))
+             for i, l in catalog.entries.items()}
+    return catalog.signatures(), infos, catalog.consequences()
+
+
+def _fail(message: str) -> int:
+    print(f"rootcause diagnose: {message}", file=sys.stderr)
+    return EXIT_ERROR
+
+
+def run_diagnose(args) -> int:
+    if args.top < 1:
+        return _fail("--top must be at least 1")
+    logs = args.logs or ["-"]
+    for log in logs:
+        if log != "-" and not Path(log).is_file():
+            return _fail(f"{log}: no such file")
+    if logs.count("-") > 1:
+        return _fail("standard input ('-') can be read only once")
+    try:
+        signatures, infos, consequences = _from_site(Path(args.site)) if args.site else _from_project(Path(args.root))
+    except SystemExit as stop:
+        return int(stop.code or EXIT_ERROR)
+    scanner = Scanner(signatures)
+    try:
+        report = rank(scanner.scan_paths(logs), consequences)
+    except OSError as exc:
+        return _fail(f"cannot read the log: {exc}")
+    except EOFError:
+        return _fail("the compressed log is truncated")
+    data = report_json(report, infos, args.top)
+    if args.json:
+        json.dump(data, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_text(data, args)
+    return EXIT_FOUND if data["results"] else EXIT_NONE
+
+
+def _who(line: dict) -> str:
+    parts = [line["host"]] if line.get("host") else []
+    if line.get("rank") is not None:
+        parts.append(f"rank {line['rank']}")
+    return " ".join(parts)
+
+
+def _stream_label(stream: str) -> str:
+    host, _, rank_text = stream.rpartition("#")
+    return " ".join(p for p in (host, f"rank {rank_text}" if rank_text else "") if p)
+
+
+def _print_text(data: dict, args) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, soft_wrap=True)
+    scanned = f"{data['lines_scanned']:,} lines"
+    if not data["results"]:
+        console.print(f"No known failure found in {scanned}.")
+        return
+    first = data["first_failure"]
+    console.print(f"Scanned {scanned}; {len(data['results'])} known failure(s), most likely cause first.")
+    if first and (first.get("rank") is not None or first.get("host")):
+        text = f"First failure: {_who(first)} at line {first['line']}."
+        if data["consequence_streams"]:
+            text += " Only consequences on " + ", ".join(_stream_label(s) for s in data["consequence_streams"]) + "."
+        console.print(f"[bold]{escape(text)}[/bold]")
+    base = args.site.rstrip("/") + "/" if args.site else ""
+    for number, result in enumerate(data["results"], 1):
+        console.print()
+        console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}, confidence "
+                      f"{result['confidence']})[/dim]")
+        console.print(f"   {escape(result['summary'])}")
+        for line in result["lines"]:
+            who = _who(line)
+            prefix = f"{line['line']:>7}  " + (f"[{who}] " if who else "")
+            console.print(f"[dim]{escape(prefix)}[/dim]{escape(line['text'])}")
+        if result["more_lines"]:
+            console.print(f"[dim]          … {result['more_lines']} more matched lines[/dim]")
+        if result["fix"]:
+            console.print(f"   [bold]First step:[/bold] {escape(result['fix'])}")
+        console.print(f"   [dim]{escape(base + result['url'])}[/dim]")

@@ -1,0 +1,44 @@
+"""Shared fixtures: the repository, a throw-away copy of a project, and running the CLI for real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SEED_ENTRY = REPO / "entries" / "zero3-state-dict-saved-without-gathering.yaml"
+
+
+def run_cli(*args: str, cwd: Path = REPO, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run `python -m rootcause ...` in a subprocess: real exit codes, real output, no traceback allowed."""
+    result = subprocess.run([sys.executable, "-m", "rootcause", *args], cwd=cwd, input=stdin,
+                            capture_output=True, timeout=timeout)
+    assert b"Traceback (most recent call last)" not in result.stderr, result.stderr.decode()
+    return result
+
+
+def make_project(folder: Path, entries: list[Path] | None = None, healthy: bool = False) -> Path:
+    """A minimal project: the real site.yml and content, and the given entry files."""
+    (folder / "entries").mkdir(parents=True, exist_ok=True)
+    text = (REPO / "site.yml").read_text(encoding="utf-8")
+    if not healthy:
+        text = "\n".join(line for line in text.splitlines() if not line.startswith("healthy_logs:")) + "\n"
+    (folder / "site.yml").write_text(text, encoding="utf-8")
+    shutil.copytree(REPO / "content", folder / "content", dirs_exist_ok=True)
+    for entry in entries or []:
+        shutil.copy(entry, folder / "entries" / entry.name)
+    return folder
+
+
+@pytest.fixture
+def small_project(tmp_path: Path) -> Path:
+    """A project with one real entry and its related links trimmed to nothing."""
+    project = make_project(tmp_path / "project")
+    text = SEED_ENTRY.read_text(encoding="utf-8")
+    start, end = text.index("\nrelated:"), text.index("\nreferences:")
+    (project / "entries" / SEED_ENTRY.name).write_text(text[:start] + text[end:], encoding="utf-8")
+    return project

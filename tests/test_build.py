@@ -1,0 +1,259 @@
+"""`rootcause build` on the bundled entries: the pages, the hubs, the feeds and the index, checked
+on the real output; and the promises of the writer (atomic, deterministic, contained)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+from conftest import REPO, SEED_ENTRY, make_project, run_cli
+from rootcause.builder import build
+from rootcause.errors import RootcauseError
+
+ENTRY_SECTIONS = ["quick-answer", "signatures", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
+                  "prevention", "examples", "affected", "faq", "related", "references"]
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    """The bundled project, built once for the whole session."""
+    out = tmp_path_factory.mktemp("built") / "site"
+    build(REPO, out=out, progress=False)
+    return out
+
+
+def html(path: Path) -> HTMLParser:
+    return HTMLParser(path.read_text(encoding="utf-8"))
+
+
+def bundled_ids() -> list[str]:
+    return sorted(p.stem for p in (REPO / "entries").glob("*.yaml"))
+
+
+def test_every_entry_has_a_page_with_its_sections_in_order(site: Path):
+    for entry_id in bundled_ids():
+        tree = html(site / "entries" / entry_id / "index.html")
+        sections = [node.attributes["id"] for node in tree.css("article section[id]")]
+        assert sections == [s for s in ENTRY_SECTIONS if s in sections], entry_id
+        for required in ("quick-answer", "signatures", "root-cause", "fix", "faq"):
+            assert required in sections, (entry_id, required)
+
+
+def test_seed_entry_page_shows_its_facts(site: Path):
+    tree = html(site / "entries" / SEED_ENTRY.stem / "index.html")
+    assert tree.css_first("h1").text().startswith("ZeRO-3 weights saved with model.state_dict()")
+    badges = [a.text() for a in tree.css(".rc-badges > *")]
+    assert badges[:4] == ["High", "Checkpointing", "DeepSpeed", "PyTorch"]
+    signature = tree.css_first("#signatures pre code").text()
+    assert signature.startswith("size mismatch for {name}: copying a param with shape torch.Size([0])")
+    assert tree.css_first("#signatures [data-copy]") is not None
+    rows = tree.css("#symptoms tbody tr")
+    assert len(rows) == 3
+    fix_commands = [c.text() for c in tree.css("#fix pre code")]
+    assert "python <checkpoint_dir>/zero_to_fp32.py <checkpoint_dir> <output_dir> --safe_serialization" in fix_commands
+    questions = [s.text() for s in tree.css("#faq summary")]
+    assert "Which versions are affected?" in questions
+    assert "What text should I search for in my logs?" in questions
+    assert "Is it fixed upstream?" in questions  # answered from `affected`: no fix recorded
+    links = {a.text(): a.attributes["href"] for a in tree.css(".rc-meta a")}
+    assert links["Edit this page"] == \
+        "https://github.com/rootcause/rootcause/edit/main/entries/zero3-state-dict-saved-without-gathering.yaml"
+    assert links["Report a problem with this entry"].startswith("https://github.com/rootcause/rootcause/issues/new?title=")
+
+
+def test_faq_has_no_generic_questions_without_data(site: Path, tmp_path: Path):
+    for entry_id in bundled_ids():
+        text = (REPO / "entries" / f"{entry_id}.yaml").read_text()
+        questions = [s.text() for s in html(site / "entries" / entry_id / "index.html").css("#faq summary")]
+        if "\naffected:" not in text:
+            assert "Which versions are affected?" not in questions, entry_id
+
+
+def test_entry_pages_carry_metadata_for_search_engines(site: Path):
+    tree = html(site / "entries" / SEED_ENTRY.stem / "index.html")
+    canonical = tree.css_first('link[rel="canonical"]').attributes["href"]
+    assert canonical == f"https://rootcause.github.io/rootcause/entries/{SEED_ENTRY.stem}/"
+    assert tree.css_first('meta[property="og:type"]').attributes["content"] == "article"
+    blocks = [json.loads(s.text()) for s in tree.css('script[type="application/ld+json"]')]
+    assert [b["@type"] for b in blocks] == ["TechArticle", "FAQPage"]
+    assert blocks[0]["dateModified"] == "2026-11-30"
+    assert len(blocks[1]["mainEntity"]) >= 3
+
+
+def test_pages_have_no_inline_script_and_no_outside_requests(site: Path):
+    for page in site.rglob("*.html"):
+        tree = html(page)
+        for script in tree.css("script"):
+            if script.attributes.get("type") == "application/ld+json":
+                continue
+            assert script.attributes.get("src"), f"inline script in {page}"
+            assert not script.attributes["src"].startswith(("http:", "https:", "//")), page
+        for node in tree.css("link[rel=stylesheet], img, link[rel=icon]"):
+            ref = node.attributes.get("href") or node.attributes.get("src")
+            assert not ref.startswith(("http:", "https:", "//")), (page, ref)
+
+
+def test_entry_pages_are_under_30_kb(site: Path):
+    sizes = {p.parent.name: p.stat().st_size for p in (site / "entries").glob("*/index.html")}
+    assert max(sizes.values()) < 30 * 1024, max(sizes.items(), key=lambda kv: kv[1])
+
+
+def test_links_resolve_inside_the_site(site: Path):
+    """Every relative link on every page points at a file of the built site: works under any sub-path."""
+    broken = []
+    for page in site.rglob("*.html"):
+        if page.name == "404.html":
+            continue
+        for a in html(page).css("a[href], link[href], script[src]"):
+            ref = a.attributes.get("href") or a.attributes.get("src")
+            if ref.startswith(("http:", "https:", "#", "mailto:")):
+                continue
+            target = (page.parent / ref.split("#")[0].split("?")[0]).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                broken.append((page.relative_to(site).as_posix(), ref))
+    assert broken == []
+
+
+def test_404_page_links_from_the_configured_sub_path(site: Path):
+    tree = html(site / "404.html")
+    assert tree.css_first('link[rel="stylesheet"]').attributes["href"].startswith("/rootcause/assets/")
+
+
+def test_system_hub_groups_by_phase_and_compares(site: Path):
+    tree = html(site / "systems" / "deepspeed" / "index.html")
+    phases = [h.text() for h in tree.css("h2[id^=phase-]")]
+    assert "Checkpoint load" in phases
+    table_rows = tree.css("table.rc-compare tbody tr")
+    entries = [p for p in bundled_ids() if "deepspeed" in (REPO / "entries" / f"{p}.yaml").read_text().split("systems:")[1].split("\n")[0]]
+    assert len(table_rows) == len(entries)
+
+
+def test_home_lists_categories_systems_and_recent(site: Path):
+    tree = html(site / "index.html")
+    assert tree.css_first("#rc-home-q") is not None
+    assert [h.attributes["id"] for h in tree.css("h2")] == ["categories", "systems", "recent"]
+    assert len(tree.css("#recent + ul li.rc-card")) >= 1
+
+
+def test_sitemap_lists_every_entry_with_absolute_urls(site: Path):
+    root = ET.parse(site / "sitemap.xml").getroot()
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    locs = [u.find("s:loc", ns).text for u in root.findall("s:url", ns)]
+    for entry_id in bundled_ids():
+        assert f"https://rootcause.github.io/rootcause/entries/{entry_id}/" in locs
+    assert all(loc.startswith("https://rootcause.github.io/rootcause/") for loc in locs)
+    assert "Sitemap: https://rootcause.github.io/rootcause/sitemap.xml" in (site / "robots.txt").read_text()
+
+
+def test_feed_is_atom_with_the_entries(site: Path):
+    root = ET.parse(site / "feed.xml").getroot()
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    titles = [e.find("a:title", ns).text for e in root.findall("a:entry", ns)]
+    assert len(titles) == min(50, len(bundled_ids()))
+    assert root.find("a:updated", ns).text.endswith("T00:00:00Z")
+
+
+def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
+    from rootcause.search import tokens
+
+    manifest = json.loads((site / "search" / "manifest.json").read_text())
+    assert manifest["entries"] == len(bundled_ids())
+    query = tokens("size mismatch for decoder.layers.3.weight: copying a param with shape torch.Size([0]) from checkpoint")
+    scores: dict[int, int] = {}
+    for token in set(query):
+        key = token[:3] if token[:3] in manifest["shards"] else token[:2]
+        if key not in manifest["shards"]:
+            continue
+        shard = json.loads((site / "search" / manifest["shards"][key]).read_text())
+        for doc, score in shard.get(token, []):
+            scores[doc] = scores.get(doc, 0) + score
+    best = max(scores, key=scores.get)
+    per = manifest["docs_per_shard"]
+    rows = json.loads((site / "search" / manifest["doc_shards"][best // per]).read_text())
+    assert rows[best % per][0] == SEED_ENTRY.stem
+    biggest = max(p.stat().st_size for p in (site / "search" / "t").glob("*.json"))
+    assert biggest < 64 * 1024
+
+
+def test_tokens_find_identifiers_whole_and_by_parts():
+    from rootcause.search import tokens
+
+    assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "devices"]
+    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:5] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "mp"]
+    assert tokens("ChildFailedError") == ["childfailederror", "child", "failed", "error"]
+    assert tokens("at 0x7f3a2c4d 12345 the deadbeef42 step") == ["step"]  # volatile tokens and stop words dropped
+
+
+def test_two_builds_are_byte_identical(tmp_path: Path, site: Path):
+    again = tmp_path / "again"
+    build(REPO, out=again, progress=False, force=True)
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    second = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert first.keys() == second.keys()
+    assert [k for k in first if first[k] != second[k]] == []
+
+
+def test_unchanged_inputs_build_nothing(small_project: Path):
+    first = build(small_project, progress=False)
+    assert not first.up_to_date and first.entries == 1
+    second = build(small_project, progress=False)
+    assert second.up_to_date
+
+
+def test_failed_build_leaves_the_previous_site_intact(small_project: Path):
+    build(small_project, progress=False)
+    out = small_project / "site"
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    entry = small_project / "entries" / SEED_ENTRY.name
+    entry.write_text(entry.read_text().replace("severity: high", "severity: catastrophic"))
+    result = run_cli("--root", str(small_project), "build")
+    assert result.returncode == 1
+    assert "error[E013]: severity: 'catastrophic' is not in site.yml's severities" in result.stderr.decode()
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in small_project.iterdir() if p.name.startswith(".site")] == []
+
+
+def test_build_refuses_to_replace_a_folder_it_did_not_write(small_project: Path):
+    foreign = small_project / "elsewhere"
+    foreign.mkdir()
+    (foreign / "precious.txt").write_text("keep me")
+    with pytest.raises(RootcauseError) as info:
+        build(small_project, out=foreign, progress=False)
+    assert info.value.diagnostics[0].code == "E050"
+    assert (foreign / "precious.txt").read_text() == "keep me"
+    with pytest.raises(RootcauseError):
+        build(small_project, out=small_project, progress=False)
+
+
+def test_writer_refuses_paths_outside_the_output(tmp_path: Path):
+    from rootcause.write import write_site
+
+    with pytest.raises(RootcauseError):
+        write_site(tmp_path / "out", {"../escape.html": b"x"})
+    assert not (tmp_path / "escape.html").exists()
+    assert not (tmp_path / "out").exists()
+
+
+def test_theme_override_replaces_a_template(small_project: Path):
+    theme = small_project / "my-theme" / "templates"
+    theme.mkdir(parents=True)
+    (theme / "404.html").write_text('{% extends "base.html" %}{% block content %}<h1>Custom lost page</h1>{% endblock %}')
+    site_yml = small_project / "site.yml"
+    site_yml.write_text(site_yml.read_text() + "theme: my-theme\n")
+    build(small_project, progress=False)
+    assert "Custom lost page" in (small_project / "site" / "404.html").read_text()
+
+
+def test_material_styles_are_served_from_the_site(site: Path):
+    css = list((site / "assets" / "material").glob("main.*.css"))
+    assert len(css) == 1 and css[0].stat().st_size > 50_000
+    assert b"fonts.googleapis" not in (site / "index.html").read_bytes()

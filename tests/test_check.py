@@ -1,0 +1,72 @@
+"""`rootcause check`: every problem in one run, as path:line:col: error[CODE]: what — how to fix."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import REPO, run_cli
+
+BROKEN = REPO / "tests" / "broken"
+
+
+def test_broken_entries_give_exactly_the_expected_messages():
+    result = run_cli("--root", str(BROKEN), "check")
+    assert result.returncode == 1
+    expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
+    assert result.stdout.decode() == expected
+    assert result.stderr.decode().strip() == "checked 11 entry files: 28 errors in 12 files"
+
+
+def test_every_documented_code_in_the_golden_output_is_explained():
+    from rootcause.errors import CODES
+
+    codes = {line.split("error[")[1][:4] for line in (BROKEN / "expected.txt").read_text().splitlines()}
+    assert codes <= set(CODES)
+    docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
+    for code in CODES:
+        assert f"| {code} |" in docs, f"{code} is not documented in content/writing-entries.md"
+
+
+def test_json_and_github_formats_carry_the_same_problems():
+    as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
+    github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
+    assert len(as_json) == len(github) == 28
+    first = as_json[0]
+    assert github[0].startswith(f"::error file={first['path']},line={first['line']},col={first['column']},title={first['code']}::")
+
+
+def test_explain_prints_a_code_and_rejects_unknown_ones():
+    assert run_cli("check", "--explain", "E033").stdout.decode().startswith("E033: signature does not match")
+    assert run_cli("check", "--explain", "E999").returncode == 2
+
+
+def test_bundled_entries_are_clean():
+    result = run_cli("check")
+    assert result.returncode == 0, result.stdout.decode()
+    assert result.stdout == b""
+
+
+def test_bad_site_yml_is_reported_with_its_position(tmp_path: Path):
+    shutil.copytree(BROKEN, tmp_path / "p")
+    site = tmp_path / "p" / "site.yml"
+    site.write_text(site.read_text().replace("url: https://", "url: ftp://").replace("recent: 8", "recnt: 8"))
+    result = run_cli("--root", str(tmp_path / "p"), "check")
+    assert result.returncode == 1
+    out = result.stdout.decode()
+    assert "site.yml:5:6: error[E015]: url: 'ftp://" in out
+    assert "site.yml:9:1: error[E010]: unknown field 'recnt' — did you mean 'recent'?" in out
+
+
+def test_new_scaffolds_an_entry_that_check_then_explains(tmp_path: Path):
+    project = tmp_path / "p"
+    shutil.copytree(BROKEN, project)
+    for path in (project / "entries").glob("*.yaml"):
+        if path.name != "good-reference-entry.yaml":
+            path.unlink()
+    (project / "content" / "bad-page.md").unlink()
+    assert run_cli("--root", str(project), "new", "my-new-failure").returncode == 0
+    assert run_cli("--root", str(project), "new", "Bad_Id").returncode == 2
+    out = run_cli("--root", str(project), "check").stdout.decode()
+    assert "entries/my-new-failure.yaml:6:11: error[E013]: category: 'TODO' is not in site.yml's categories" in out
