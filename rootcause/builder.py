@@ -15,9 +15,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from . import __version__
-from .config import SiteConfig, load_config
 from .errors import RootcauseError
+
+if TYPE_CHECKING:
+    from .config import SiteConfig
 from .write import check_output_folder, read_manifest, write_site
 
 
@@ -39,26 +43,40 @@ class BuildResult:
                 f"{self.reused} unchanged) in {self.seconds:.2f}s → {self.out}")
 
 
-def _input_files(root: Path, config: SiteConfig) -> list[Path]:
-    from .render import theme_folder
+def _input_files(root: Path, settings: dict) -> list[Path]:
+    from importlib import resources
 
     files = [root / "site.yml"]
     files += sorted((root / "entries").glob("*.yaml"))
     files += sorted((root / "content").glob("*.md"))
-    if config.healthy_logs:
-        files += sorted((root / config.healthy_logs).glob("*"))
-    if config.theme:
-        files += sorted(p for p in (root / config.theme).rglob("*") if p.is_file())
-    files += sorted(p for p in theme_folder().rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for key in ("healthy_logs", "theme"):
+        if isinstance(settings.get(key), str):
+            files += sorted(p for p in (root / settings[key]).rglob("*") if p.is_file())
+    theme = Path(str(resources.files("rootcause.theme")))
+    files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     files += sorted(Path(__file__).parent.glob("*.py"))
     return files
 
 
-def input_fingerprint(root: Path, config: SiteConfig, out: Path) -> str:
+def _quick_settings(root: Path) -> dict:
+    """The few site.yml keys that locate inputs and output, read without validating anything.
+
+    Used only to decide that nothing changed; any real build validates site.yml in full.
+    """
+    import yaml
+
+    try:
+        data = yaml.load((root / "site.yml").read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, ValueError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def input_fingerprint(root: Path, settings: dict, out: Path) -> str:
     """Cheap identity of every input: paths, sizes and modification times (no file is read)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{__version__}\0{out}\0".encode())
-    for path in _input_files(root, config):
+    for path in _input_files(root, settings):
         try:
             stat = path.stat()
         except OSError:
@@ -71,6 +89,14 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one."""
     started = time.perf_counter()
     root = root.resolve()
+    settings = _quick_settings(root)
+    if not force and isinstance(settings.get("output", "site"), str):
+        quick_out = (out or root / settings.get("output", "site")).resolve()
+        fingerprint = input_fingerprint(root, settings, quick_out)
+        if read_manifest(quick_out).get("inputs") == fingerprint:
+            return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
+    from .config import load_config
+
     config, problems = load_config(root)
     if config is None:
         raise RootcauseError(problems)
@@ -78,9 +104,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     problems = check_output_folder(out, root)
     if problems:
         raise RootcauseError(problems)
-    fingerprint = input_fingerprint(root, config, out)
-    if not force and read_manifest(out).get("inputs") == fingerprint:
-        return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
+    fingerprint = input_fingerprint(root, config.model_dump(), out)
 
     files, entries, pages = render_site(root, progress=progress and sys.stderr.isatty())
     written, reused = write_site(out, files, extra={"inputs": fingerprint})
@@ -144,15 +168,48 @@ def render_site(root: Path, progress: bool = False) -> tuple[dict[str, bytes], i
     if template_problems:
         raise RootcauseError(template_problems)
     with _progress(progress, len(pages)) as advance:
-        for page in pages:
-            files[page.path] = renderer.render(page)
-            advance()
+        for path, data in render_pages(renderer, pages, advance):
+            files[path] = data
     files["sitemap.xml"] = sitemap(pages, catalog)
     files["robots.txt"] = robots(catalog)
     files["feed.xml"] = atom(catalog)
     files[".nojekyll"] = b""
     files["entry.schema.json"] = _schema_bytes(config)
     return files, len(catalog.entries), len(pages)
+
+
+PARALLEL_PAGES = 400
+_render_job: tuple | None = None  # (renderer, pages), inherited by forked render workers
+
+
+def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
+    renderer, pages = _render_job  # type: ignore[misc]
+    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+
+
+def render_pages(renderer, pages: list, advance=lambda: None):
+    """Render pages, in forked worker processes when there are many (they inherit the catalog)."""
+    import multiprocessing
+    import os
+
+    workers = os.cpu_count() or 1
+    if workers < 2 or len(pages) < PARALLEL_PAGES or "fork" not in multiprocessing.get_all_start_methods():
+        for page in pages:
+            yield page.path, renderer.render(page)
+            advance()
+        return
+    global _render_job
+    _render_job = (renderer, pages)
+    size = 100
+    chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for rendered in pool.imap(_render_chunk, chunks):
+                for item in rendered:
+                    yield item
+                    advance()
+    finally:
+        _render_job = None
 
 
 def _schema_bytes(config: SiteConfig) -> bytes:

@@ -9,6 +9,7 @@ entries declare a relation, and no signature matches a healthy training log.
 from __future__ import annotations
 
 import difflib
+import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -125,8 +126,8 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     catalog = Catalog(config)
     paths = entry_paths(root)
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(paths) >= 400:
-        with ProcessPoolExecutor(workers) as pool:
+    if workers > 1 and len(paths) >= 400 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             results = list(pool.map(_load_entry_job, [(p, root, config) for p in paths], chunksize=64))
     else:
         results = [load_entry(p, root, config) for p in paths]

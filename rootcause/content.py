@@ -32,14 +32,34 @@ def inline(text: str) -> Markup:
     return Markup(_md.renderInline(text or ""))
 
 
-_TAGS = re.compile(r"<[^>]+>")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_STRONG = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1", re.S)
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9_])(__|_)(?=\S)(.+?)(?<=\S)\1(?![A-Za-z0-9_])", re.S)
+_SPACE = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=32768)
 def plain(text: str) -> str:
-    """Markdown → plain text (for meta descriptions, the search index, the feed)."""
-    html = _md.renderInline(text or "")
-    return re.sub(r"\s+", " ", _TAGS.sub("", html)).replace("&quot;", '"').replace("&amp;", "&") \
-        .replace("&lt;", "<").replace("&gt;", ">").replace("&#x27;", "'").strip()
+    """Inline Markdown → plain text (meta descriptions, the search index, the feed, the CLI).
+
+    A few regular expressions instead of a full parse: this runs several times per entry.
+    Code spans are kept verbatim (their `_` and `*` are literal); links keep their text.
+    """
+    pieces = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text or ""):
+        pieces.append(_plain_prose(text[last:match.start()]))
+        pieces.append(match.group(2).strip())
+        last = match.end()
+    pieces.append(_plain_prose((text or "")[last:]))
+    return _SPACE.sub(" ", "".join(pieces)).strip()
+
+
+def _plain_prose(text: str) -> str:
+    text = _LINK.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    return _UNDERSCORE.sub(r"\2", text)
 
 
 @dataclass

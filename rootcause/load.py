@@ -25,7 +25,10 @@ MAX_NODES = 50_000
 
 Path_ = tuple  # a path into the data: keys and list indices, e.g. ("signatures", 0, "pattern")
 
-_Parser = getattr(yaml, "CParser", None)
+try:  # libyaml's C parser: an order of magnitude faster than the pure-Python one
+    from yaml.cyaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _Parser = None
 _Resolver = yaml.resolver.Resolver()
 _constructor = SafeConstructor()
 
@@ -107,6 +110,9 @@ def load_yaml(path: Path, shown: str | None = None, text: str | None = None) -> 
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = exc.problem or exc.context or "invalid YAML"
+        if "nesting depth" in what:
+            return None, [Diagnostic(shown, line, col, "E006", f"data nested too deeply ({what})",
+                                     "entries are at most a few levels deep; check the brackets")]
         if exc.context and exc.problem:
             what = f"{exc.problem} ({exc.context})"
         return None, [Diagnostic(shown, line, col, "E003", what,

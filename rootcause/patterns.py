@@ -21,6 +21,7 @@ import re
 import re._constants as sre_c  # noqa: PLC2701 - the stdlib parser is the reference grammar here
 import re._parser as sre_parse  # noqa: PLC2701
 from dataclasses import dataclass
+from functools import lru_cache
 
 import re2
 
@@ -78,6 +79,7 @@ class Compiled:
         return _compile_re2(self.regex)
 
 
+@lru_cache(maxsize=65536)
 def _compile_re2(regex: str):
     options = re2.Options()
     options.log_errors = False
@@ -124,6 +126,7 @@ def split_pattern(pattern: str) -> list[tuple[str, str]]:
     return parts
 
 
+@lru_cache(maxsize=65536)
 def compile_pattern(pattern: str) -> Compiled:
     """Compile the placeholder language. Raises PatternError with a code and a hint."""
     _check_common(pattern)
@@ -136,6 +139,7 @@ def compile_pattern(pattern: str) -> Compiled:
     return _finish(pattern, regex, literals)
 
 
+@lru_cache(maxsize=65536)
 def compile_regex(regex: str) -> Compiled:
     """Compile the escape hatch: a regex limited to what RE2 and JavaScript both do in linear time."""
     _check_common(regex)

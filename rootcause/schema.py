@@ -123,16 +123,17 @@ class Signature(Strict):
     def _compile_regex(cls, value: str | None) -> str | None:
         return Matcher._compile_regex(value)
 
-    @property
-    def steps(self) -> list[Matcher]:
+    def compiled_steps(self) -> list:
         if self.lines is not None:
-            return list(self.lines)
-        return [Matcher(pattern=self.pattern, regex=self.regex)]
+            return [step.compiled() for step in self.lines]
+        return [compile_pattern(self.pattern) if self.pattern is not None else compile_regex(self.regex)]
 
     @property
     def display(self) -> str:
         """The text shown to readers (the searchable error signature)."""
-        return "\n".join(step.pattern or step.regex or "" for step in self.steps)
+        if self.lines is not None:
+            return "\n".join(step.pattern or step.regex or "" for step in self.lines)
+        return self.pattern or self.regex or ""
 
 
 class Symptom(Strict):

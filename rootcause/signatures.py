@@ -67,7 +67,7 @@ def compile_signature(entry_id: str, index: int, signature) -> CompiledSignature
     return CompiledSignature(
         entry_id=entry_id,
         index=index,
-        steps=tuple(step.compiled() for step in signature.steps),
+        steps=tuple(signature.compiled_steps()),
         unless=tuple(step.compiled() for step in signature.unless),
         within=signature.within,
     )
