@@ -85,8 +85,13 @@ def input_fingerprint(root: Path, settings: dict, out: Path) -> str:
     return digest.hexdigest()
 
 
-def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False) -> BuildResult:
-    """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one."""
+def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
+          memo: dict | None = None) -> BuildResult:
+    """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
+
+    `memo` is an empty dict that a long-running caller (serve) passes to every build: parsed
+    entries and rendered entry pages are kept in it and reused while their inputs are unchanged.
+    """
     started = time.perf_counter()
     root = root.resolve()
     settings = _quick_settings(root)
@@ -106,7 +111,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         raise RootcauseError(problems)
     fingerprint = input_fingerprint(root, config.model_dump(), out)
 
-    files, entries, pages = render_site(root, progress=progress and sys.stderr.isatty())
+    files, entries, pages = render_site(root, progress=progress and sys.stderr.isatty(), memo=memo)
     written, reused = write_site(out, files, extra={"inputs": fingerprint})
     return BuildResult(entries, pages, len(files), written, reused, time.perf_counter() - started, out=out)
 
@@ -134,7 +139,7 @@ def collect_assets(root: Path, config: SiteConfig) -> tuple[dict[str, str], dict
     return names, files
 
 
-def render_site(root: Path, progress: bool = False) -> tuple[dict[str, bytes], int, int]:
+def render_site(root: Path, progress: bool = False, memo: dict | None = None) -> tuple[dict[str, bytes], int, int]:
     """Every file of the site as bytes. Raises RootcauseError when any input has an error."""
     from .content import load_content
     from .feeds import atom, robots, sitemap
@@ -142,7 +147,8 @@ def render_site(root: Path, progress: bool = False) -> tuple[dict[str, bytes], i
     from .render import Card, Renderer, aggregate_pages, check_templates, entry_page, incoming_links
     from .search import SIGNATURES, build_search_files, build_signature_file
 
-    project, problems = open_project(root)
+    memo = memo if memo is not None else {}
+    project, problems = open_project(root, memo=memo.setdefault("catalog", {}))
     if project is None or any(d.severity == "error" for d in problems):
         raise RootcauseError(problems)
     catalog = project.catalog
@@ -167,15 +173,38 @@ def render_site(root: Path, progress: bool = False) -> tuple[dict[str, bytes], i
     template_problems = check_templates(renderer, pages)
     if template_problems:
         raise RootcauseError(template_problems)
-    with _progress(progress, len(pages)) as advance:
-        for path, data in render_pages(renderer, pages, advance):
+    page_memo = memo.setdefault("pages", {})
+    stamp = _render_stamp(root, config, asset_names)
+    keys = {page.path: _page_key(page, stamp) for page in pages if page.template == "entry.html"}
+    reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
+    todo = [page for page in pages if page.path not in reuse]
+    files.update(reuse)
+    with _progress(progress, len(todo)) as advance:
+        for path, data in render_pages(renderer, todo, advance):
             files[path] = data
+            if path in keys:
+                page_memo[path] = (keys[path], data)
     files["sitemap.xml"] = sitemap(pages, catalog)
     files["robots.txt"] = robots(catalog)
     files["feed.xml"] = atom(catalog)
     files[".nojekyll"] = b""
     files["entry.schema.json"] = _schema_bytes(config)
     return files, len(catalog.entries), len(pages)
+
+
+def _render_stamp(root: Path, config, asset_names: dict) -> str:
+    """Everything besides the entry itself that an entry page depends on."""
+    from .render import theme_folder
+
+    folders = [theme_folder() / "templates"] + ([root / config.theme / "templates"] if config.theme else [])
+    stats = [(str(p), p.stat().st_mtime_ns) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))]
+    return repr((config.model_dump_json(), sorted(asset_names.items()), stats))
+
+
+def _page_key(page, stamp: str) -> str:
+    loaded = page.context["loaded"]
+    return hashlib.blake2b(repr((stamp, loaded.path, loaded.entry.model_dump_json(),
+                                 page.context["links"])).encode(), digest_size=16).hexdigest()
 
 
 PARALLEL_PAGES = 400

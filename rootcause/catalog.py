@@ -120,17 +120,34 @@ def entry_paths(root: Path) -> list[Path]:
     return sorted((root / "entries").glob(ENTRY_GLOB))
 
 
+def _stat_key(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
-                 workers: int | None = None) -> Catalog:
-    """Load and check every entry; collect all diagnostics rather than stopping at the first."""
+                 workers: int | None = None, memo: dict | None = None) -> Catalog:
+    """Load and check every entry; collect all diagnostics rather than stopping at the first.
+
+    `memo` (kept by a long-running `serve`) maps a file to its last result, reused while the file's
+    size and modification time are unchanged; it must be emptied when site.yml changes.
+    """
     catalog = Catalog(config)
     paths = entry_paths(root)
+    memo = memo if memo is not None else {}
+    keys = {p: _stat_key(p) for p in paths}
+    todo = [p for p in paths if memo.get(p, (None,))[0] != keys[p]]
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(paths) >= 400 and "fork" in multiprocessing.get_all_start_methods():
+    if workers > 1 and len(todo) >= 400 and "fork" in multiprocessing.get_all_start_methods():
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_load_entry_job, [(p, root, config) for p in paths], chunksize=64))
+            fresh = list(pool.map(_load_entry_job, [(p, root, config) for p in todo], chunksize=64))
     else:
-        results = [load_entry(p, root, config) for p in paths]
+        fresh = [load_entry(p, root, config) for p in todo]
+    for path, result in zip(todo, fresh):
+        memo[path] = (keys[path], result)
+    for gone in set(memo) - set(keys):
+        del memo[gone]
+    results = [memo[p][1] for p in paths]
     seen: dict[str, LoadedEntry] = {}
     for loaded, problems in results:
         catalog.diagnostics.extend(problems)

@@ -27,7 +27,7 @@ def _from_site(folder: Path):
     signatures = [signature_from_json(s) for s in data["signatures"]]
     infos = {i: EntryInfo(i, v[0], v[1], v[2], v[3]) for i, v in data["entries"].items()}
     consequences = {k: set(v) for k, v in data["consequences"].items()}
-    return signatures, infos, consequences
+    return signatures, infos, consequences, folder.resolve().as_posix() + "/"
 
 
 def _from_project(root: Path):
@@ -43,7 +43,7 @@ def _from_project(root: Path):
     catalog = project.catalog
     infos = {i: EntryInfo(i, l.entry.title, plain(l.entry.summary), f"entries/{i}/", plain(l.entry.fix[0].step))
              for i, l in catalog.entries.items()}
-    return catalog.signatures(), infos, catalog.consequences()
+    return catalog.signatures(), infos, catalog.consequences(), catalog.config.base_url
 
 
 def _fail(message: str) -> int:
@@ -61,7 +61,8 @@ def run_diagnose(args) -> int:
     if logs.count("-") > 1:
         return _fail("standard input ('-') can be read only once")
     try:
-        signatures, infos, consequences = _from_site(Path(args.site)) if args.site else _from_project(Path(args.root))
+        signatures, infos, consequences, base = (_from_site(Path(args.site)) if args.site
+                                                 else _from_project(Path(args.root)))
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
     scanner = Scanner(signatures)
@@ -76,7 +77,7 @@ def run_diagnose(args) -> int:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(data, args)
+        _print_text(data, base)
     return EXIT_FOUND if data["results"] else EXIT_NONE
 
 
@@ -92,12 +93,12 @@ def _stream_label(stream: str) -> str:
     return " ".join(p for p in (host, f"rank {rank_text}" if rank_text else "") if p)
 
 
-def _print_text(data: dict, args) -> None:
+def _print_text(data: dict, base: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
     console = Console(highlight=False, soft_wrap=True)
-    scanned = f"{data['lines_scanned']:,} lines"
+    scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
     if not data["results"]:
         console.print(f"No known failure found in {scanned}.")
         return
@@ -108,7 +109,6 @@ def _print_text(data: dict, args) -> None:
         if data["consequence_streams"]:
             text += " Only consequences on " + ", ".join(_stream_label(s) for s in data["consequence_streams"]) + "."
         console.print(f"[bold]{escape(text)}[/bold]")
-    base = args.site.rstrip("/") + "/" if args.site else ""
     for number, result in enumerate(data["results"], 1):
         console.print()
         console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}, confidence "
@@ -117,7 +117,7 @@ def _print_text(data: dict, args) -> None:
         for line in result["lines"]:
             who = _who(line)
             prefix = f"{line['line']:>7}  " + (f"[{who}] " if who else "")
-            console.print(f"[dim]{escape(prefix)}[/dim]{escape(line['text'])}")
+            console.print(f"[dim]{escape(prefix)}[/dim]{escape(line['text'].expandtabs(4))}")
         if result["more_lines"]:
             console.print(f"[dim]          … {result['more_lines']} more matched lines[/dim]")
         if result["fix"]:

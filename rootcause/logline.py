@@ -4,7 +4,9 @@ Launchers prefix every line of a multi-rank job: torchrun writes `[rank3]:` or `
 Slurm's `srun --label` writes `3: `, pdsh (DeepSpeed's multi-node launcher) writes `worker-1: `,
 NCCL writes `host:pid:tid [gpu] NCCL ...`, DeepSpeed's logger writes
 `[2025-01-01 10:00:00,123] [INFO] [engine.py:12:fn] [Rank 0] ...`, and glog-style C++ logs
-(c10d) write `E1010 12:00:00.123456 4242 file.cpp:88] ...`.
+(c10d) write `E1010 12:00:00.123456 4242 file.cpp:88] ...`. NCCL's `[N]` is the process's CUDA
+device, used as its rank only when no launcher prefix gave one (true on one node, where the
+device index is the local rank).
 
 The rules are data: each is a portable regular expression (RE2 = JavaScript) tried at the start
 of the line, in order, repeatedly, until none applies. The browser receives the same list
@@ -28,7 +30,7 @@ RULES: list[tuple[str, str, str]] = [
     ("source", r"^\[[A-Za-z0-9_.\-]+\.py:[0-9]+(?::[A-Za-z0-9_<>]+)?\][ \t]*", ""),
     ("deepspeed-rank", r"^\[Rank ([0-9]+)\][ \t]*", "rank"),
     ("torchrun", r"^\[(?:rank|default|[a-z_]+?)([0-9]+)\]:[ \t]?", "rank"),
-    ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]*):[0-9]+:[0-9]+ \[([0-9]+)\] ", "host+rank"),
+    ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]*):[0-9]+:[0-9]+ \[([0-9]+)\] ", "host+device"),
     ("slurm", r"^ *([0-9]+): ", "rank"),
     ("host", r"^(localhost|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*[0-9][a-z0-9\-]*|"
              r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\.[a-z0-9\-]+)*: ", "host"),
@@ -66,8 +68,11 @@ def parse_line(raw: str) -> LogLine:
                 rank = int(match.group(1))
             elif groups == "host":
                 host = match.group(1)
-            elif groups == "host+rank":
-                host, rank = match.group(1), int(match.group(2))
+            elif groups == "host+device":
+                # NCCL's [N] is the CUDA device: the rank only when no launcher prefix named one
+                host = match.group(1)
+                if rank is None:
+                    rank = int(match.group(2))
             elif groups == "time" and time is None:
                 time = match.group(0).strip(" \t[]:")
             text = text[match.end():]

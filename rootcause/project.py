@@ -26,11 +26,21 @@ def healthy_log_paths(root: Path, folder: str | None) -> list[Path]:
     return sorted(p for p in (root / folder).glob("*") if p.is_file())
 
 
-def open_project(root: Path, workers: int | None = None) -> tuple[Project | None, list[Diagnostic]]:
-    """(project, diagnostics). The project is None only when site.yml itself is unusable."""
+def open_project(root: Path, workers: int | None = None, memo: dict | None = None) -> tuple[Project | None, list[Diagnostic]]:
+    """(project, diagnostics). The project is None only when site.yml itself is unusable.
+
+    `memo` carries per-file results between builds of one process (see `catalog.load_catalog`);
+    it is tied to the site.yml it was filled under and emptied when that changes.
+    """
     root = root.resolve()
     config, problems = load_config(root)
     if config is None:
         return None, problems
-    catalog = load_catalog(root, config, healthy_log_paths(root, config.healthy_logs), workers=workers)
+    if memo is not None:
+        config_key = config.model_dump_json()
+        if memo.get("config") != config_key:
+            memo.clear()
+            memo["config"] = config_key
+        memo = memo.setdefault("entries", {})
+    catalog = load_catalog(root, config, healthy_log_paths(root, config.healthy_logs), workers=workers, memo=memo)
     return Project(root, catalog), catalog.diagnostics

@@ -106,9 +106,9 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     allow_reuse_address = True
 
 
-def _rebuild(root: Path, out: Path | None) -> bool:
+def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
     try:
-        result = build(root, out=out, progress=False)
+        result = build(root, out=out, progress=False, memo=memo)
     except RootcauseError as error:
         for d in error.diagnostics:
             print(d, file=sys.stderr)
@@ -132,8 +132,9 @@ def _watched(root: Path) -> list[Path]:
 def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           out: Path | None = None) -> int:
     root = root.resolve()
+    memo: dict = {}  # parsed entries and rendered pages, reused across rebuilds
     try:
-        first = build(root, out=out, progress=True)
+        first = build(root, out=out, progress=True, memo=memo)
     except RootcauseError as error:
         for d in error.diagnostics:
             print(d, file=sys.stderr)
@@ -158,7 +159,7 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
     try:
         for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=0):
             started = time.perf_counter()
-            if _rebuild(root, out):
+            if _rebuild(root, out, memo):
                 state.bump()
                 print(f"reloaded open pages ({time.perf_counter() - started:.2f}s)", flush=True)
     except KeyboardInterrupt:

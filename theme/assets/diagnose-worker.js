@@ -16,9 +16,42 @@ function load() {
   return matcher;
 }
 
+function inflate(bytes) {
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).arrayBuffer();
+}
+
+function decode(buffer) { return new TextDecoder().decode(buffer); }
+
+// A .gz file may hold several gzip members one after another (`cat a.gz b.gz`, bgzip, pigz -i).
+// Python's gzip module (the command line) reads them all; DecompressionStream stops with an error
+// after the first. So on error, cut the file at gzip headers (1f 8b 08) and inflate member by
+// member; a cut that falls inside a member (those bytes can occur in compressed data) fails and
+// is skipped, so the member grows to the next cut.
 function gunzip(buffer) {
-  var stream = new Blob([buffer]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Response(stream).text();
+  var bytes = new Uint8Array(buffer);
+  return inflate(bytes).then(decode, function (firstError) {
+    var cuts = [];
+    for (var i = 1; i + 2 < bytes.length; i++) {
+      if (bytes[i] === 0x1f && bytes[i + 1] === 0x8b && bytes[i + 2] === 0x08) cuts.push(i);
+    }
+    if (!cuts.length) throw firstError;
+    cuts.push(bytes.length);
+    var parts = [], from = 0, k = 0;
+    function next() {
+      if (from >= bytes.length) return new Blob(parts).arrayBuffer().then(decode);
+      var to = cuts[k++];
+      return inflate(bytes.subarray(from, to)).then(function (out) {
+        parts.push(out);
+        from = to;
+        return next();
+      }, function (error) {
+        if (to === bytes.length) throw error;
+        return next();
+      });
+    }
+    return next();
+  });
 }
 
 self.onmessage = function (event) {

@@ -49,8 +49,19 @@
     return rules.map(function (r) { return [r[0], new RegExp(r[1]), r[2]]; });
   }
 
+  // The first `max` characters, counted as Python counts them (code points, not UTF-16 units).
+  function cut(raw, max) {
+    if (raw.length <= max) return raw;
+    var units = 0;
+    for (var points = 0; points < max && units < raw.length; points++) {
+      var c = raw.charCodeAt(units);
+      units += c >= 0xD800 && c <= 0xDBFF && (raw.charCodeAt(units + 1) & 0xFC00) === 0xDC00 ? 2 : 1;
+    }
+    return raw.slice(0, units);
+  }
+
   function parseLine(raw, rules, limits) {
-    var text = raw.slice(0, limits.max_line).replace(/[\r\n]+$/, "");
+    var text = cut(raw, limits.max_line).replace(/[\r\n]+$/, "");
     var rank = null, host = null, time = null;
     for (var round = 0; round < limits.max_prefixes; round++) {
       var applied = false;
@@ -60,7 +71,7 @@
         var kind = rules[i][2];
         if (kind === "rank") rank = parseInt(m[1], 10);
         else if (kind === "host") host = m[1];
-        else if (kind === "host+rank") { host = m[1]; rank = parseInt(m[2], 10); }
+        else if (kind === "host+device") { host = m[1]; if (rank === null) rank = parseInt(m[2], 10); }
         else if (kind === "time" && time === null) time = m[0].replace(/^[ \t\[\]:]+|[ \t\[\]:]+$/g, "");
         text = text.slice(m[0].length);
         applied = true;
@@ -73,6 +84,10 @@
   }
 
   // -- the compiled catalogue --------------------------------------------------------------------
+  // RE2's "." matches any character but "\n"; JavaScript's also refuses "\r", "\u2028" and "\u2029".
+  // A line never holds "\n", so the dotAll flag makes both engines agree on every line.
+  function signatureRegExp(source) { return new RegExp(source, "s"); }
+
   function Matcher(data) {
     this.data = data;
     this.limits = data.limits;
@@ -82,8 +97,8 @@
       var sig = {
         entry: s.entry, index: s.index, specificity: s.specificity, within: s.within || data.limits.default_within,
         multiline: s.steps.length > 1,
-        steps: s.steps.map(function (p) { return new RegExp(p[0]); }),
-        unless: (s.unless || []).map(function (p) { return new RegExp(p[0]); })
+        steps: s.steps.map(function (p) { return signatureRegExp(p[0]); }),
+        unless: (s.unless || []).map(function (p) { return signatureRegExp(p[0]); })
       };
       s.steps.concat(s.unless || []).forEach(function (p) {
         var anchor = p[1];
@@ -163,6 +178,8 @@
     var lines = text.split("\n");
     if (lines.length && lines[lines.length - 1] === "") lines.pop();
     for (var n = 0; n < lines.length; n++) {
+      // before any `continue`: most lines are not candidates, and a long log must still show progress
+      if (progress && n && n % 20000 === 0) progress(n / lines.length);
       var raw = lines[n];
       if (!this.automaton.find(raw)) continue;
       var line = parseLine(raw, this.rules, limits);
@@ -174,7 +191,6 @@
         if (!bucket) { bucket = []; perSig.set(candidates[c], bucket); }
         if (bucket.length < limits.max_hits_per_signature) bucket.push([n, line]);
       }
-      if (progress && n % 20000 === 0) progress(n / lines.length);
     }
     var matches = [], kept = new Set();
     this.signatures.forEach(function (sig) {
