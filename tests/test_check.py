@@ -70,3 +70,19 @@ def test_new_scaffolds_an_entry_that_check_then_explains(tmp_path: Path):
     assert run_cli("--root", str(project), "new", "Bad_Id").returncode == 2
     out = run_cli("--root", str(project), "check").stdout.decode()
     assert "entries/my-new-failure.yaml:6:11: error[E013]: category: 'TODO' is not in site.yml's categories" in out
+
+
+def test_committed_json_schema_is_current():
+    """Editors read entry.schema.json through each entry's first line; it must match the code."""
+    from rootcause.config import load_config
+    from rootcause.schema import json_schema_text
+
+    config, _ = load_config(REPO)
+    assert (REPO / "entry.schema.json").read_text(encoding="utf-8") == json_schema_text(config), \
+        "run `python build.py schema` and commit entry.schema.json"
+
+
+def test_schema_has_vocabularies_as_enums():
+    schema = json.loads((REPO / "entry.schema.json").read_text())
+    assert "deepspeed" in schema["properties"]["systems"]["items"]["enum"]
+    assert schema["additionalProperties"] is False
