@@ -262,9 +262,12 @@ def json_schema(config: SiteConfig | None = None) -> dict:
     schema = Entry.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "rootcause entry"
+    props = schema["properties"]
+    for name in ("confirm", "fix", "related"):  # a plain string is accepted as shorthand
+        item = props[name]["items"]
+        props[name]["items"] = {"anyOf": [{"type": "string"}, item]}
     if config is not None:
         vocab = config.vocabularies
-        props = schema["properties"]
         props["category"]["enum"] = list(vocab.categories)
         props["phase"]["enum"] = list(vocab.phases)
         props["severity"]["enum"] = list(vocab.severities)
