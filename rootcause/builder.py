@@ -169,12 +169,13 @@ def render_site(root: Path, progress: bool = False, memo: dict | None = None) ->
     incoming = incoming_links(catalog)
     pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
     pages += aggregate_pages(config, cards, content_pages)
-    renderer = Renderer(config, root, asset_names)
+    tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+    renderer = Renderer(config, root, asset_names, tabs)
     template_problems = check_templates(renderer, pages)
     if template_problems:
         raise RootcauseError(template_problems)
     page_memo = memo.setdefault("pages", {})
-    stamp = _render_stamp(root, config, asset_names)
+    stamp = _render_stamp(root, config, asset_names, tabs)
     keys = {page.path: _page_key(page, stamp) for page in pages if page.template == "entry.html"}
     reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
     todo = [page for page in pages if page.path not in reuse]
@@ -192,13 +193,13 @@ def render_site(root: Path, progress: bool = False, memo: dict | None = None) ->
     return files, len(catalog.entries), len(pages)
 
 
-def _render_stamp(root: Path, config, asset_names: dict) -> str:
+def _render_stamp(root: Path, config, asset_names: dict, tabs: list) -> str:
     """Everything besides the entry itself that an entry page depends on."""
     from .render import theme_folder
 
     folders = [theme_folder() / "templates"] + ([root / config.theme / "templates"] if config.theme else [])
     stats = [(str(p), p.stat().st_mtime_ns) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))]
-    return repr((config.model_dump_json(), sorted(asset_names.items()), stats))
+    return repr((config.model_dump_json(), sorted(asset_names.items()), stats, tabs))
 
 
 def _page_key(page, stamp: str) -> str:

@@ -72,6 +72,7 @@ class ContentPage:
     body: Markup
     order: int
     source: str
+    tab: str = ""   # short label for the header's section tabs; no tab when empty
 
 
 def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
@@ -99,11 +100,11 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
                                            "write 'title: ...' lines between the --- lines"))
                 continue
             meta = located.data
-            unknown = sorted(set(meta) - {"title", "description", "order"})
+            unknown = sorted(set(meta) - {"title", "description", "order", "tab"})
             for key in unknown:
                 line, col = located.where((key,), key=True)
                 problems.append(Diagnostic(shown, line + 1, col, "E040", f"unknown front matter key '{key}'",
-                                           "use title, description or order"))
+                                           "use title, description, order or tab"))
             body = text[end + 5:]
         title = meta.get("title")
         if not title:
@@ -115,6 +116,7 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
             title = heading.group(1).strip()
             body = body[:heading.start()] + body[heading.end():]
         pages.append(ContentPage(slug=path.stem, title=str(title), description=str(meta.get("description", "")),
-                                 body=markdown(body), order=int(meta.get("order", 100)), source=shown))
+                                 body=markdown(body), order=int(meta.get("order", 100)), source=shown,
+                                 tab=str(meta.get("tab", ""))))
     pages.sort(key=lambda p: (p.order, p.slug))
     return pages, problems

@@ -124,18 +124,29 @@ class Scanner:
         """Feed chunks; returns the line number after the last line (for several files in a row)."""
         line_number = first_line
         tail = b""
+        skipping = False  # inside a line longer than we keep: drop bytes until its newline
+        head_bytes = 4 * MAX_LINE  # MAX_LINE characters of UTF-8 at most
         while True:
             chunk = stream.read(CHUNK)
             if not chunk:
                 break
             report.bytes_scanned += len(chunk)
+            if skipping:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    continue
+                chunk = chunk[newline:]
+                skipping = False
             data = tail + chunk
             cut = data.rfind(b"\n") + 1
             if cut == 0:
-                tail = data if len(data) < 4 * MAX_LINE else data[-MAX_LINE:]
+                tail = data[:head_bytes]
+                skipping = len(data) > head_bytes
                 continue
             line_number = self._scan_block(data, cut, line_number, report, per_signature)
             tail = data[cut:]
+            if len(tail) > head_bytes:
+                tail, skipping = tail[:head_bytes], True
         if tail:
             line_number = self._scan_block(tail + b"\n", len(tail) + 1, line_number, report, per_signature)
         report.lines_scanned = line_number

@@ -28,12 +28,14 @@ RULES: list[tuple[str, str, str]] = [
     ("glog", r"^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ +[0-9]+ [^ \]]+\] ?", "time"),
     ("level", r"^\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\][ \t]*", ""),
     ("source", r"^\[[A-Za-z0-9_.\-]+\.py:[0-9]+(?::[A-Za-z0-9_<>]+)?\][ \t]*", ""),
-    ("deepspeed-rank", r"^\[Rank ([0-9]+)\][ \t]*", "rank"),
-    ("torchrun", r"^\[(?:rank|default|[a-z_]+?)([0-9]+)\]:[ \t]?", "rank"),
-    ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]*):[0-9]+:[0-9]+ \[([0-9]+)\] ", "host+device"),
-    ("slurm", r"^ *([0-9]+): ", "rank"),
-    ("host", r"^(localhost|[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+|[a-z][a-z0-9]*(?:-[a-z0-9]+)*[0-9][a-z0-9\-]*|"
-             r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\.[a-z0-9\-]+)*: ", "host"),
+    ("deepspeed-rank", r"^\[Rank ([0-9]{1,6})\][ \t]*", "rank"),
+    ("torchrun", r"^\[(?:rank|default|[a-z_]{1,32}?)([0-9]{1,6})\]:[ \t]?", "rank"),
+    ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]{0,252}):[0-9]{1,10}:[0-9]{1,10} \[([0-9]{1,6})\] ", "host+device"),
+    ("slurm", r"^ {0,8}([0-9]{1,6}): ", "rank"),
+    # a host name needs a digit or a hyphen, so that "error: ..." is not taken for one; every
+    # part is bounded so that no line can make the rule backtrack for long
+    ("host", r"^(localhost|[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}|[a-z][a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){1,6}|"
+             r"[a-z]{1,30}[0-9]{1,8}[a-z0-9]{0,30}(?:-[a-z0-9]{1,30}){0,6})(?:\.[a-z0-9\-]{1,63}){0,8}: ", "host"),
 ]
 _COMPILED = [(name, re.compile(regex), groups) for name, regex, groups in RULES]
 

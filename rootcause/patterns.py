@@ -134,7 +134,14 @@ def compile_pattern(pattern: str) -> Compiled:
     if sum(1 for kind, name in parts if kind == "ph" and name == "any") > MAX_ANY:
         raise PatternError("E034", f"more than {MAX_ANY} {{any}} placeholders",
                            "replace {any} by typed placeholders or literal text")
-    regex = "".join(escape(text) if kind == "lit" else f"(?:{PLACEHOLDERS[text][0]})" for kind, text in parts)
+    # a search finds a match anywhere in the line, so {any} at either end adds nothing but
+    # backtracking work in JavaScript: leave it out of the expression
+    core = list(parts)
+    while core and core[0] == ("ph", "any"):
+        core.pop(0)
+    while core and core[-1] == ("ph", "any"):
+        core.pop()
+    regex = "".join(escape(text) if kind == "lit" else f"(?:{PLACEHOLDERS[text][0]})" for kind, text in core)
     literals = [text for kind, text in parts if kind == "lit"]
     return _finish(pattern, regex, literals)
 

@@ -114,7 +114,8 @@ def _icons() -> tuple[dict[str, Markup], Markup]:
 
 
 class Renderer:
-    def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str]):
+    def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
+                 content_tabs: list[tuple[str, str]] = ()):
         self.config = config
         self.root = root
         folders = []
@@ -130,7 +131,8 @@ class Renderer:
         )
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld)
         icons, sprite = _icons()
-        self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names)
+        self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
+                                content_tabs=list(content_tabs))
 
     def render(self, page: Page) -> bytes:
         template = self.env.get_template(page.template)

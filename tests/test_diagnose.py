@@ -117,3 +117,22 @@ def test_memory_stays_flat_on_a_long_log(tmp_path: Path, scanner, catalog):
     assert result.returncode == 0
     peak_kb = int(result.stderr.decode().strip().splitlines()[-1])
     assert peak_kb < 400_000, peak_kb  # far below the log's size times anything: chunks are streamed
+
+
+def test_hostile_logs_end_quickly_with_bounded_memory(tmp_path: Path, scanner, catalog):
+    """A 20 MB line with no newline, binary junk and lines packed with anchors: no hang, no blow-up."""
+    import time
+
+    anchors = " ".join(scanner.index.anchors[:200])
+    cases = {
+        "one-line.log": b"x" * (20 * 1024 * 1024),
+        "binary.log": bytes(range(256)) * 40_000,
+        "anchors.log": (anchors + "\n").encode() * 2_000,
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        started = time.perf_counter()
+        report = rank(scanner.scan_paths([path]), catalog.consequences())
+        assert time.perf_counter() - started < 20, name
+        assert len(report.matches) <= len(scanner.signatures) * 20

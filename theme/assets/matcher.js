@@ -274,7 +274,7 @@
     var scan = this.scan(text, progress);
     var ranked = this.rank(scan);
     var entries = this.data.entries, limits = this.limits;
-    var results = ranked.findings.slice(0, top || 5).map(function (f) {
+    var results = ranked.findings.slice(0, top == null ? 5 : top).map(function (f) {
       var info = entries[f.entry] || [f.entry, "", "", ""];
       var byLine = new Map();
       f.matches.forEach(function (m) {

@@ -1,0 +1,629 @@
+"""The built site in a real browser: Debian's Chromium, driven by Playwright, against a local server
+that sends the strict Content-Security-Policy a self-hoster would use.
+
+What a reader does is checked end to end: read an entry in light and dark mode, search an error
+message and open the result by keyboard, share a search address, paste a multi-rank log or open
+a .gz file on the diagnose page, copy a command; and that a page without JavaScript still shows
+every section. Every test fails on a console error, a CSP violation, a failed request, or any
+request to a host other than the local server. Screenshots go to tests/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import shutil
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+from browser_helpers import (ARTIFACTS, CHROMIUM_ARGS, COPIED_ENTRY, CSP, PythonDiagnosis, fixture_server, fixture_site,
+                             signature_data)
+
+CHROMIUM = shutil.which("chromium")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (/usr/bin/chromium); "
+                                "these tests never download a browser")
+
+ENTRY = f"entries/{COPIED_ENTRY}/"
+TIMEOUT = 10_000  # ms, for anything the page does asynchronously
+
+
+# -- fixtures --------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    with fixture_server(tmp_path_factory) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Recorder:
+    """Everything a context does that a test must see: requests, console errors, page errors, CSP."""
+
+    def __init__(self, context, origin: str):
+        self.origin = origin
+        self.requests: list[str] = []
+        self.problems: list[str] = []
+        context.on("request", lambda request: self.requests.append(request.url))
+        context.on("console", self._console)
+        context.on("weberror", lambda error: self.problems.append(f"page error: {error.error}"))
+        context.on("requestfailed", self._failed)
+        context.on("response", self._response)
+
+    def _console(self, message):
+        if message.type in ("error", "warning") or "Content Security Policy" in message.text:
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def _failed(self, request):
+        if request.failure != "net::ERR_ABORTED":  # a navigation cancels what the old page still fetched
+            self.problems.append(f"request failed: {request.url} ({request.failure})")
+
+    def _response(self, response):
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+    def foreign(self) -> list[str]:
+        return [url for url in self.requests if not url.startswith(self.origin + "/")]
+
+    def check(self):
+        assert not self.problems, self.problems
+        assert not self.foreign(), f"requests left the site: {self.foreign()}"
+
+
+@pytest.fixture
+def open_context(browser, server):
+    """Make a browser context that records everything; every one is checked when the test ends."""
+    made = []
+
+    def make(**options):
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+        context.set_default_timeout(TIMEOUT)
+        recorder = Recorder(context, server.origin)
+        if options.get("java_script_enabled", True):
+            # a CSP violation is an error even when the browser does not print it
+            context.add_init_script("document.addEventListener('securitypolicyviolation', function (e) {"
+                                    " console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI); });")
+        made.append((context, recorder))
+        return context, recorder
+
+    yield make
+    for context, recorder in made:
+        context.close()
+    for _context, recorder in made:
+        recorder.check()
+
+
+def shot(page, name: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), full_page=True)
+
+
+def scheme(page) -> str:
+    return page.locator("body").get_attribute("data-md-color-scheme")
+
+
+def test_the_harness_sees_csp_violations_and_foreign_requests(open_context, server):
+    """The checks every test relies on: an inline script, a foreign image and a foreign fetch are caught."""
+    context, recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    assert recorder.problems == []
+    page.evaluate("""() => {
+        const s = document.createElement('script'); s.textContent = 'window.inline = 1'; document.body.appendChild(s);
+        const i = document.createElement('img');
+        i.src = 'https://example.invalid/pixel.png';
+        document.body.appendChild(i);
+        fetch('https://example.invalid/beacon').catch(() => {});
+    }""")
+    def violations():
+        return [p for p in recorder.problems if "CSP violation" in p or "Content Security Policy" in p]
+
+    for _ in range(100):
+        if len(violations()) >= 3:
+            break
+        page.wait_for_timeout(50)
+    assert page.evaluate("() => window.inline") is None
+    violations = violations()
+    assert any("script-src" in p for p in violations), recorder.problems
+    assert any("img-src" in p for p in violations), recorder.problems
+    assert any("connect-src" in p or "default-src" in p for p in violations), recorder.problems
+    assert "https://example.invalid/pixel.png" in recorder.foreign()
+    recorder.problems.clear()  # expected here; every other test must end with none
+    recorder.requests.clear()
+
+
+def site_pages(site) -> list[str]:
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.name != "404.html")
+
+
+def test_pages_of_every_kind_load_cleanly(open_context, server, tmp_path_factory):
+    """No console error, CSP violation, failed or foreign request on any kind of page (hub pages of
+    one kind share a template: two of each are enough)."""
+    pages, per_kind = [], {}
+    for path in site_pages(fixture_site(tmp_path_factory)):
+        kind = path.split("/")[0] if path.count("/") == 2 and not path.startswith("entries/") else path
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+        if per_kind[kind] <= 2:
+            pages.append(path)
+    assert len(pages) >= 15
+    context, _recorder = open_context()
+    page = context.new_page()
+    for path in pages:
+        page.goto(server.url(path.removesuffix("index.html")))
+        assert page.locator("h1").count() == 1, path
+
+
+def test_every_link_to_the_site_resolves(server, tmp_path_factory):
+    """Every <a>, <link> and <script> address of every page (relative or absolute) names a file."""
+    from urllib.parse import urljoin
+
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
+
+    site = fixture_site(tmp_path_factory)
+    broken = []
+    for path in site_pages(site) + ["404.html"]:
+        tree = HTMLParser((site / path).read_text(encoding="utf-8"))
+        here = server.url(path.removesuffix("index.html"))
+        for node in tree.css("a[href], link[href], script[src], [data-search], [data-worker], [data-matcher]"):
+            for attribute in ("href", "src", "data-search", "data-worker", "data-matcher"):
+                value = node.attributes.get(attribute)
+                if not value or value.startswith(("#", "mailto:")):
+                    continue
+                target = urljoin(here, value).split("#", 1)[0].split("?", 1)[0]
+                if not target.startswith(server.url()):
+                    assert not target.startswith(server.origin), f"{path}: {value} leaves the site's sub-path"
+                    continue
+                local = site / target[len(server.url()):]
+                if not (local.is_file() or (local / "index.html").is_file()):
+                    broken.append((path, value))
+    assert not broken, broken[:10]
+
+
+def test_missing_page_shows_the_404_page_with_its_styles_at_any_depth(open_context, server):
+    context, recorder = open_context()
+    page = context.new_page()
+    response = page.goto(server.url("entries/renamed-long-ago/and/deeper/"))
+    assert response.status == 404
+    assert page.locator("h1").inner_text() == "Page not found"
+    assert page.locator(".rc-header").evaluate("e => getComputedStyle(e).position") in ("sticky", "fixed", "relative")
+    page.locator("#rc-q").fill("CUDA out of memory")
+    page.locator("#rc-results a.rc-result").first.wait_for()
+    page.locator("#rc-results a.rc-result").first.click()
+    page.wait_for_url(server.url("entries/cuda-out-of-memory/"))
+    # the one expected 404 is the page itself; every asset and search file it needed was found
+    expected = ["HTTP 404: " + server.url("entries/renamed-long-ago/and/deeper/"),
+                "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"]
+    assert sorted(recorder.problems) == sorted(expected)
+    recorder.problems.clear()
+
+
+# -- (1) an entry page, light and dark -------------------------------------------------------------
+@pytest.mark.parametrize("colour, expected", [("light", "default"), ("dark", "slate")])
+def test_entry_page_follows_the_system_colour_scheme(open_context, server, colour, expected):
+    context, recorder = open_context(color_scheme=colour)
+    page = context.new_page()
+    response = page.goto(server.url(ENTRY))
+    assert response.headers["content-security-policy"] == CSP
+    assert page.locator("h1").inner_text().startswith("ZeRO-3 weights saved")
+    assert scheme(page) == expected
+    assert page.locator("html").get_attribute("data-rc-scheme") == "auto"
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    dark_background = sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 128
+    assert dark_background == (colour == "dark"), background
+    shot(page, f"entry-{colour}.png")
+    assert recorder.requests[0] == server.url(ENTRY)
+    assert all(urlsplit(url).hostname == "127.0.0.1" for url in recorder.requests)
+
+
+def test_dark_scheme_is_set_before_the_deferred_script_runs(open_context, server):
+    """palette.js (in <head>) promises no flash of the light palette: the body must be dark even if
+    site.js (deferred, after the whole page is parsed) never ran."""
+    context, recorder = open_context(color_scheme="dark")
+    context.route("**/assets/site.*.js", lambda route: route.abort())
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    assert scheme(page) == "slate"
+    recorder.problems = [p for p in recorder.problems if "/assets/site." not in p and "ERR_FAILED" not in p]
+
+
+def test_palette_toggle_cycles_auto_light_dark_and_is_remembered(open_context, server):
+    context, _recorder = open_context(color_scheme="dark")
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    toggle = page.locator(".rc-palette")
+    assert toggle.is_visible()
+    seen = []
+    for _ in range(3):
+        toggle.click()
+        choice = page.locator("html").get_attribute("data-rc-scheme")
+        seen.append((choice, scheme(page), toggle.get_attribute("aria-label")))
+    assert seen == [("light", "default", "Colour scheme: light (change)"),
+                    ("dark", "slate", "Colour scheme: dark (change)"),
+                    ("auto", "slate", "Colour scheme: automatic (change)")]
+    toggle.click()  # light, stored
+    page.reload()
+    assert scheme(page) == "default"  # the stored choice beats the system's dark scheme
+    assert page.locator("html").get_attribute("data-rc-dark") == "0"
+    toggle.click()
+    toggle.click()  # auto again: now the system scheme counts, and its changes are followed
+    page.emulate_media(color_scheme="light")
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'default'")
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    shot(page, "entry-dark-toggled.png")
+
+
+# -- (2) search ------------------------------------------------------------------------------------
+#: a real message of the failure, with other parameter names and shapes than the entry's example
+ZERO3_MESSAGE = ("RuntimeError: Error(s) in loading state_dict for LlamaForCausalLM: size mismatch for "
+                 "model.layers.31.self_attn.q_proj.weight: copying a param with shape torch.Size([0]) from checkpoint, "
+                 "the shape in current model is torch.Size([4096, 4096]).")
+
+
+def results_of(page, container: str) -> list[str]:
+    return [href.rstrip("/").rsplit("/", 1)[-1] for href in
+            page.locator(f"{container} a.rc-result").evaluate_all("els => els.map(e => e.getAttribute('href'))")]
+
+
+def test_header_search_finds_the_entry_for_a_pasted_message(open_context, server):
+    context, recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    box = page.locator("#rc-q")
+    box.fill(ZERO3_MESSAGE)
+    page.locator("#rc-results a.rc-result").first.wait_for()
+    assert page.locator("#rc-results").is_visible()
+    assert results_of(page, "#rc-results")[0] == COPIED_ENTRY
+    assert box.get_attribute("aria-expanded") == "true"
+    # the index is sharded: only the manifest, a few token shards and one doc shard were fetched
+    fetched = [url for url in recorder.requests if "/search/" in url]
+    assert any("manifest.json" in url for url in fetched)
+    assert any("/search/t/" in url for url in fetched) and any("/search/d/" in url for url in fetched)
+    assert not any("signatures.json" in url for url in fetched)
+    shot(page, "search-dropdown.png")
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("OutOfMemoryError", "cuda-out-of-memory"),                 # camelCase split: out of memory
+    ("expandable segments", "cuda-out-of-memory"),              # parts of expandable_segments
+    ("ChildFailedError SIGKILL received by PID 41", "torchrun-child-killed-sigkill"),
+    ("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=BROADCAST, NumelIn=1, NumelOut=1, "
+     "Timeout(ms)=1800000) ran for 1800231 milliseconds before timing out.", "nccl-watchdog-collective-timeout"),
+    ("dataloader worker pid(s) 99 exited", "dataloader-worker-exited-unexpectedly"),
+])
+def test_typed_queries_rank_the_right_entry_first(open_context, server, query, expected):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(""))
+    page.locator("#rc-q").press_sequentially(query, delay=0)
+    page.wait_for_function("(id) => { const a = document.querySelector('#rc-results a.rc-result');"
+                           " return a && a.getAttribute('href').includes(id) }", arg=expected)
+    assert results_of(page, "#rc-results")[0] == expected
+
+
+def test_keyboard_arrow_down_and_enter_open_the_entry(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(""))
+    box = page.locator("#rc-q")
+    box.fill("zero_pp_rank_0 torch.Size([0]) from checkpoint")
+    page.locator("#rc-results a.rc-result").first.wait_for()
+    first = results_of(page, "#rc-results")[0]
+    assert first == COPIED_ENTRY
+    box.press("ArrowDown")
+    assert page.locator("#rc-results a.rc-result").first.get_attribute("aria-selected") == "true"
+    assert box.get_attribute("aria-activedescendant") == "rc-q-r0"
+    box.press("Escape")
+    assert page.locator("#rc-results").is_hidden()
+    box.fill("size mismatch copying a param with shape torch.Size([0])")
+    page.locator("#rc-results a.rc-result").first.wait_for()
+    box.press("ArrowDown")
+    with page.expect_navigation():
+        box.press("Enter")
+    assert page.url == server.url(ENTRY)
+    assert page.locator("h1").inner_text().startswith("ZeRO-3 weights saved")
+
+
+def test_enter_without_a_selection_opens_the_search_page(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    box = page.locator("#rc-q")
+    box.fill("CUDA out of memory. Tried to allocate 20.00 MiB")
+    with page.expect_navigation():
+        box.press("Enter")
+    assert page.url.startswith(server.url("search/?q="))
+    page.locator("#rc-page-results a.rc-result").first.wait_for()
+    assert results_of(page, "#rc-page-results")[0] == "cuda-out-of-memory"
+
+
+def test_search_page_address_is_shareable(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("search/?q=" + quote(ZERO3_MESSAGE)))
+    page.locator("#rc-page-results a.rc-result").first.wait_for()
+    assert page.locator("#rc-page-q").input_value() == ZERO3_MESSAGE
+    assert results_of(page, "#rc-page-results")[0] == COPIED_ENTRY
+    shot(page, "search-page.png")
+    # typing there rewrites the address, so it can be copied and shared
+    page.locator("#rc-page-q").fill("NCCL watchdog timeout")
+    page.wait_for_function("() => location.search.includes('watchdog')")
+    assert "q=NCCL+watchdog+timeout" in page.url or "q=NCCL%20watchdog%20timeout" in page.url
+    page.locator("#rc-page-results a.rc-result").first.wait_for()
+    page.wait_for_function("() => document.querySelector('#rc-page-results a.rc-result')"
+                           ".getAttribute('href').includes('nccl-watchdog')")
+    shared = context.new_page()
+    shared.goto(page.url)
+    shared.locator("#rc-page-results a.rc-result").first.wait_for()
+    assert results_of(shared, "#rc-page-results")[0] == "nccl-watchdog-collective-timeout"
+
+
+def test_home_page_search_lists_results_under_the_box(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(""))
+    page.locator("#rc-home-q").press_sequentially("NCCL_WATCHDOG timeout", delay=0)
+    page.locator("#rc-home-results a.rc-result").first.wait_for()
+    assert results_of(page, "#rc-home-results")[0] == "nccl-watchdog-collective-timeout"
+
+
+def test_search_without_match_says_so(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("search/?q=" + quote("qwertyuiop zxcvbnm")))
+    page.locator("#rc-page-results .rc-result--none").wait_for()
+
+
+# -- (3) diagnose ----------------------------------------------------------------------------------
+OOM_RANK2 = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 2 has a total capacity of "
+             "79.15 GiB of which 2.01 GiB is free. Including non-PyTorch memory, this process has 77.13 GiB memory in "
+             "use. Of the allocated memory 74.40 GiB is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but "
+             "unallocated.")
+
+
+def cascade_log() -> str:
+    lines = ["[rank0]: step 1200 | loss 2.113 | lr 3.0e-04", "[rank2]: step 1200 | loss 2.120 | lr 3.0e-04",
+             "[rank2]: Traceback (most recent call last):", '[rank2]:   File "/workspace/train.py", line 181, in main',
+             "[rank2]:     loss.backward()", "[rank2]: " + OOM_RANK2]
+    for rank in (0, 1, 3):
+        lines.append(f"[rank{rank}]:[E1104 03:22:09.552318040 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog caught "
+                     f"collective operation timeout: WorkNCCL(SeqNum=20585, OpType=ALLREDUCE, NumelIn=46797824, "
+                     f"NumelOut=46797824, Timeout(ms)=600000) ran for 600071 milliseconds before timing out.")
+    return "\n".join(lines) + "\n"
+
+
+def open_diagnose(open_context, server):
+    context, recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("diagnose/"))
+    # the worker loads the signatures as soon as the page opens; wait for that before measuring
+    page.wait_for_function("() => performance.getEntriesByType('resource').length > 0")
+    return page, recorder
+
+
+def wait_for_report(page):
+    page.locator("#rc-report p.rc-muted").first.wait_for()
+    page.wait_for_function("() => document.getElementById('rc-status').textContent === ''")
+
+
+def test_diagnose_puts_the_cause_first_and_names_the_first_failing_rank(open_context, server):
+    page, recorder = open_diagnose(open_context, server)
+    page.locator("#rc-log").fill(cascade_log())
+    before = len(recorder.requests)
+    page.locator("#rc-diagnose button[type=submit]").click()
+    wait_for_report(page)
+    findings = page.locator("#rc-report .rc-finding")
+    assert findings.count() == 2
+    first = findings.nth(0)
+    assert "rc-finding--first" in first.get_attribute("class")
+    assert first.locator("h3 a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
+    assert "most likely cause" in first.inner_text()
+    assert "[rank 2]" in first.locator("pre").inner_text()
+    assert findings.nth(1).locator("h3 a").get_attribute("href").endswith("entries/nccl-watchdog-collective-timeout/")
+    banner = page.locator("#rc-report .rc-first").inner_text()
+    assert banner == "First failure: rank 2 at line 6. Only consequences on rank 0, rank 1, rank 3."
+    assert page.locator("#rc-report").inner_text().startswith("Scanned 9 lines")
+    shot(page, "diagnose.png")
+    new = recorder.requests[before:]
+    assert all(not url.startswith(server.origin + "/") or "/search/signatures.json" in url for url in new), new
+    assert not recorder.foreign()
+    # the worker fetched this site's own signature file, nothing else
+    assert any("/search/signatures.json" in url for url in recorder.requests)
+
+
+def test_diagnose_runs_on_paste(open_context, server):
+    page, _recorder = open_diagnose(open_context, server)
+    textarea = page.locator("#rc-log")
+    textarea.fill("[rank5]: " + OOM_RANK2)
+    textarea.dispatch_event("paste")
+    wait_for_report(page)
+    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 5 at line 1.")
+
+
+def test_diagnose_reads_a_gzip_file_without_any_request(open_context, server):
+    page, recorder = open_diagnose(open_context, server)
+    page.locator("#rc-log").fill("warm-up: no failure here")
+    page.locator("#rc-diagnose button[type=submit]").click()
+    page.locator("#rc-report .admonition.note").wait_for()  # "No known failure found"
+    log = ("[rank0]: step 1 loss 9.1\n" * 2000 + "\n".join([
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "=" * 60, "pretrain.py FAILED",
+        "-" * 60, "Root Cause (first observed failure):", "[0]:", "  time      : 2025-02-01_08:00:00",
+        "  host      : dgx-a100-11", "  rank      : 6 (local_rank: 6)", "  exitcode  : -9 (pid: 90210)",
+        "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 90210", "=" * 60]) + "\n")
+    before = len(recorder.requests)
+    page.locator("#rc-file").set_input_files(files=[{"name": "train.log.gz", "mimeType": "application/gzip",
+                                                      "buffer": gzip.compress(log.encode())}])
+    page.wait_for_function("() => document.querySelector('#rc-report .rc-finding') !== null")
+    wait_for_report(page)
+    report = page.locator("#rc-report").inner_text()
+    assert report.startswith("Scanned 2,013 lines of train.log.gz in ")
+    first = page.locator("#rc-report .rc-finding").first
+    assert first.locator("h3 a").get_attribute("href").endswith("entries/torchrun-child-killed-sigkill/")
+    assert "Confidence: high" in first.inner_text()
+    assert "Diagnosed train.log.gz" in page.locator("#rc-log").get_attribute("placeholder")
+    assert recorder.requests[before:] == [], "diagnosing a file made a request"
+
+
+def test_diagnose_accepts_a_file_dropped_on_the_box(open_context, server):
+    page, recorder = open_diagnose(open_context, server)
+    payload = gzip.compress(cascade_log().encode())
+    transfer = page.evaluate_handle("""(bytes) => {
+        const transfer = new DataTransfer();
+        transfer.items.add(new File([new Uint8Array(bytes)], 'node-3.log.gz', {type: 'application/gzip'}));
+        return transfer;
+    }""", list(payload))
+    before = len(recorder.requests)
+    page.dispatch_event("#rc-diagnose", "dragover", {"dataTransfer": transfer})
+    assert "rc-dragging" in page.locator("#rc-diagnose").get_attribute("class")
+    page.dispatch_event("#rc-diagnose", "drop", {"dataTransfer": transfer})
+    page.wait_for_function("() => document.querySelector('#rc-report .rc-first') !== null")
+    assert "rc-dragging" not in page.locator("#rc-diagnose").get_attribute("class")
+    assert page.locator("#rc-report").inner_text().startswith("Scanned 9 lines of node-3.log.gz")
+    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 2 at line 6.")
+    assert recorder.requests[before:] == []
+
+
+def test_diagnose_reads_a_multi_member_gzip_file_as_the_command_line_does(open_context, server):
+    """`cat day1.log.gz day2.log.gz > all.log.gz` (or pigz -i) makes several gzip members in one
+    file; Python's gzip module reads them all, so the browser must too."""
+    page, _recorder = open_diagnose(open_context, server)
+    first = gzip.compress(b"[rank0]: step 1 loss 9.1\n" * 10)
+    second = gzip.compress(("[rank4]: " + OOM_RANK2 + "\n").encode())
+    page.locator("#rc-file").set_input_files(files=[{"name": "all.log.gz", "mimeType": "application/gzip",
+                                                      "buffer": first + second}])
+    page.wait_for_function("() => document.querySelector('#rc-report .rc-muted') !== null"
+                           " || document.getElementById('rc-status').textContent.startsWith('Could not')")
+    assert page.locator("#rc-status").inner_text() == ""
+    assert page.locator("#rc-report").inner_text().startswith("Scanned 11 lines of all.log.gz")
+    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 4 at line 11.")
+
+
+WORKER_REPORT = """async ([bytes, gz]) => {
+    const form = document.getElementById('rc-diagnose');
+    const url = new URL(form.dataset.worker, document.baseURI);
+    url.searchParams.set('matcher', new URL(form.dataset.matcher, document.baseURI).href);
+    url.searchParams.set('signatures', new URL(form.dataset.signatures, document.baseURI).href);
+    const worker = new Worker(url.href);
+    const buffer = new Uint8Array(bytes).buffer;
+    try {
+        return await new Promise((resolve, reject) => {
+            worker.onmessage = (e) => {
+                if (e.data.type === 'report') resolve(e.data.report);
+                else if (e.data.type === 'error') reject(new Error(e.data.message));
+            };
+            worker.postMessage({type: 'run', id: 1, buffer, gzip: gz, top: 5}, [buffer]);
+        });
+    } finally { worker.terminate(); }
+}"""
+
+
+def files_for_parity() -> dict[str, bytes]:
+    cascade = cascade_log().encode()
+    false_cut = gzip.compress(b"noise \x1f\x8b\x08 stored verbatim at level 0\n" * 3, compresslevel=0)
+    return {
+        "cascade.log": cascade,
+        "cascade-crlf.log": cascade.replace(b"\n", b"\r\n"),
+        "cascade.log.gz": gzip.compress(cascade),
+        "three-members.log.gz": b"".join(gzip.compress(part) for part in (cascade[:200], cascade[200:900],
+                                                                           cascade[900:])),
+        "false-cut.log.gz": false_cut + gzip.compress(("[rank4]: " + OOM_RANK2 + "\n").encode()),
+        "invalid-utf8.log": b"[rank1]: \xff\xfe caf\xc3 " + OOM_RANK2.encode() + b"\n[rank0]: \xe2\x82 ok\n",
+        "no-final-newline.log": cascade.rstrip(b"\n"),
+    }
+
+
+@pytest.mark.parametrize("name", list(files_for_parity()))
+def test_browser_report_of_a_file_equals_the_command_line_report(open_context, server, tmp_path_factory, tmp_path,
+                                                                 name):
+    """What the page's worker reports for a file (read, gunzipped, decoded in the browser) is what
+    `rootcause diagnose --site` reports for the same file."""
+    payload = files_for_parity()[name]
+    path = tmp_path / name
+    path.write_bytes(payload)
+    python = PythonDiagnosis(signature_data(fixture_site(tmp_path_factory))).report_files([path], 5)
+    page, _recorder = open_diagnose(open_context, server)
+    browser = page.evaluate(WORKER_REPORT, [list(payload), payload[:2] == b"\x1f\x8b"])
+    assert browser == python
+    assert python["results"], "the file should contain a known failure"
+
+
+def test_diagnose_reports_nothing_found(open_context, server):
+    page, _recorder = open_diagnose(open_context, server)
+    page.locator("#rc-log").fill("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.0\n")
+    page.locator("#rc-diagnose button[type=submit]").click()
+    page.locator("#rc-report .admonition.note").wait_for()
+    assert "No known failure found" in page.locator("#rc-report").inner_text()
+
+
+# -- (4) without JavaScript ------------------------------------------------------------------------
+ENTRY_SECTIONS = ["quick-answer", "signatures", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
+                  "prevention", "examples", "affected", "faq", "related", "references"]
+
+
+def test_entry_page_reads_fully_without_javascript(open_context, server):
+    context, recorder = open_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    for section in ENTRY_SECTIONS:
+        locator = page.locator(f"section#{section}")
+        assert locator.is_visible(), section
+        assert locator.inner_text().strip(), section
+    assert page.locator("#fix code").first.is_visible()
+    assert page.locator("#faq details[open]").count() == 1
+    assert page.locator("html").get_attribute("class") == "no-js"
+    # what needs JavaScript stays out of the way
+    assert page.locator(".rc-palette").is_hidden()
+    assert page.locator("[data-copy]").first.is_hidden()
+    # the header search still works as a form: it leads to the search page
+    assert page.locator("form.rc-search").get_attribute("action").endswith("search/")
+    shot(page, "entry-nojs.png")
+    # pages that only work with JavaScript say so, and point at what works without it
+    page.goto(server.url("diagnose/"))
+    assert "The diagnosis runs in your browser and needs JavaScript" in page.locator("body").inner_text()
+    page.goto(server.url("search/?q=oom"))
+    assert "Search runs in your browser and needs JavaScript" in page.locator("body").inner_text()
+    assert not any(url.endswith(".js") for url in recorder.requests), "scripts were fetched with JavaScript off"
+
+
+def test_without_javascript_the_diagnose_form_sends_nothing(open_context, server):
+    """Without JavaScript the form is not offered at all, and its textarea has no name to submit."""
+    context, recorder = open_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.url("diagnose/"))
+    assert not page.locator("#rc-diagnose").is_visible()
+    assert page.locator("#rc-log").get_attribute("name") is None
+    page.locator("#rc-log").evaluate("box => { box.value = '[rank0]: HF_TOKEN=hf_secret123 CUDA out of memory'; }")
+    page.locator("#rc-diagnose").evaluate("form => form.requestSubmit()")
+    page.wait_for_load_state()
+    assert not [url for url in recorder.requests if "secret123" in url], recorder.requests
+
+
+# -- (5) copy buttons ------------------------------------------------------------------------------
+def test_copy_buttons_appear_and_copy_the_code(open_context, server):
+    context, _recorder = open_context()
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.origin)
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    buttons = page.locator("[data-copy]")
+    assert buttons.count() >= 3
+    assert all(buttons.nth(i).is_visible() for i in range(buttons.count()))
+    command = page.locator("#fix .rc-code").first
+    expected = command.locator("code").text_content()
+    assert expected.startswith("python <checkpoint_dir>/zero_to_fp32.py")
+    command.locator("[data-copy]").click()
+    page.wait_for_function("() => document.querySelector('#fix [data-copy]').classList.contains('rc-copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == expected
+    assert command.locator("[data-copy]").get_attribute("title") == "Copied"
+    signature = page.locator("#signature-1 .rc-code")
+    signature.locator("[data-copy]").click()
+    page.wait_for_function("() => document.querySelector('#signature-1 [data-copy]').classList.contains('rc-copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == signature.locator("code").text_content()
+    assert page.evaluate("navigator.clipboard.readText()").startswith("size mismatch for {name}")
