@@ -6,9 +6,10 @@ Semantics (the JavaScript matcher in theme/assets/matcher.js implements the same
 - A single-line signature matches a line whose text its pattern finds.
 - A multi-line signature matches when its patterns are found in order, on increasing lines of
   the same stream, the last no more than `within` lines after the first (the earliest start and
-  the earliest completion win).
-- `unless` patterns veto a match if one is found in the same stream between `within` lines before
-  the first matched line and `within` lines after the last.
+  the earliest completion win). A line without launcher prefix (stream "") may belong to any
+  process, so it fits any stream; the match takes the first named stream among its lines.
+- `unless` patterns veto a match if one is found in the match's stream (or on an unprefixed line)
+  between `within` lines before the first matched line and `within` lines after the last.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
     found: list[Match] = []
     if not signature.multiline:
         for position, (number, line) in enumerate(numbered):
-            if regexes[0].search(line.text) and not _vetoed(signature, numbered, position, position):
+            if regexes[0].search(line.text) and not _vetoed(signature, numbered, position, position, line.stream):
                 found.append(Match(signature, [number], line.stream))
                 if first_only:
                     break
@@ -103,31 +104,32 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
         if start <= busy_until.get(line.stream, -1) or not regexes[0].search(line.text):
             continue
         matched = [start]
+        stream = line.stream
         last_position = position
         step = 1
         for later in range(position + 1, len(numbered)):
             number, other = numbered[later]
             if number > start + signature.within:
                 break
-            if other.stream == line.stream and regexes[step].search(other.text):
+            if (not other.stream or not stream or other.stream == stream) and regexes[step].search(other.text):
                 matched.append(number)
+                stream = stream or other.stream
                 last_position = later
                 step += 1
                 if step == len(regexes):
                     break
-        if step == len(regexes) and not _vetoed(signature, numbered, position, last_position):
-            found.append(Match(signature, matched, line.stream))
+        if step == len(regexes) and not _vetoed(signature, numbered, position, last_position, stream):
+            found.append(Match(signature, matched, stream))
             busy_until[line.stream] = matched[-1]
             if first_only:
                 break
     return found
 
 
-def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: int) -> bool:
-    """Is an `unless` pattern found in the same stream within the window around positions first..last?"""
+def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: int, stream: str) -> bool:
+    """Is an `unless` pattern found in the match's stream within the window around positions first..last?"""
     if not signature.unless:
         return False
-    stream = numbered[first][1].stream
     low = numbered[first][0] - signature.within
     high = numbered[last][0] + signature.within
     position = first
@@ -136,7 +138,8 @@ def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: 
     for number, line in numbered[position:]:
         if number > high:
             break
-        if line.stream == stream and any(regex.search(line.text) for regex in signature.unless_regexes):
+        if (not line.stream or not stream or line.stream == stream) and \
+                any(regex.search(line.text) for regex in signature.unless_regexes):
             return True
     return False
 

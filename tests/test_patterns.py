@@ -90,3 +90,12 @@ def test_unless_vetoes_a_match_nearby():
                             unless=(compile_pattern("reserved but unallocated memory is large"),), within=3)
     assert find_matches(sig, parse_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2 GiB."))
     assert not find_matches(sig, parse_text("CUDA out of memory. Tried to allocate 2 GiB. If reserved but unallocated memory is large try"))
+
+
+def test_an_unprefixed_line_fits_the_stream_of_a_multiline_match():
+    """DeepSpeed's logger and Python warnings print without the launcher's rank prefix."""
+    sig = CompiledSignature("e", 0, (compile_pattern("Current loss scale already at minimum"),
+                                     compile_pattern("cannot decrease scale anymore. Exiting run")), within=5)
+    log = "[rank0]: Current loss scale already at minimum\ncannot decrease scale anymore. Exiting run."
+    (match,) = find_matches(sig, parse_text(log))
+    assert match.stream == "#0"

@@ -123,16 +123,17 @@
     return result;
   };
 
-  function vetoed(sig, numbered, first, last) {
+  function fits(a, b) { return !a || !b || a === b; }  // an unprefixed line fits any stream
+
+  function vetoed(sig, numbered, first, last, stream) {
     if (!sig.unless.length) return false;
-    var stream = numbered[first][1].stream;
     var low = numbered[first][0] - sig.within, high = numbered[last][0] + sig.within;
     var position = first;
     while (position > 0 && numbered[position - 1][0] >= low) position--;
     for (var i = position; i < numbered.length; i++) {
       var number = numbered[i][0], line = numbered[i][1];
       if (number > high) break;
-      if (line.stream === stream && sig.unless.some(function (re) { return re.test(line.text); })) return true;
+      if (fits(line.stream, stream) && sig.unless.some(function (re) { return re.test(line.text); })) return true;
     }
     return false;
   }
@@ -141,7 +142,7 @@
     var found = [];
     if (!sig.multiline) {
       for (var p = 0; p < numbered.length; p++) {
-        if (sig.steps[0].test(numbered[p][1].text) && !vetoed(sig, numbered, p, p)) {
+        if (sig.steps[0].test(numbered[p][1].text) && !vetoed(sig, numbered, p, p, numbered[p][1].stream)) {
           found.push({ sig: sig, lines: [numbered[p][0]], stream: numbered[p][1].stream });
           if (firstOnly) break;
         }
@@ -153,17 +154,17 @@
       var start = numbered[position][0], line = numbered[position][1];
       var until = busy.has(line.stream) ? busy.get(line.stream) : -1;
       if (start <= until || !sig.steps[0].test(line.text)) continue;
-      var matched = [start], lastPosition = position, step = 1;
+      var matched = [start], stream = line.stream, lastPosition = position, step = 1;
       for (var later = position + 1; later < numbered.length; later++) {
         var number = numbered[later][0], other = numbered[later][1];
         if (number > start + sig.within) break;
-        if (other.stream === line.stream && sig.steps[step].test(other.text)) {
-          matched.push(number); lastPosition = later; step++;
+        if (fits(other.stream, stream) && sig.steps[step].test(other.text)) {
+          matched.push(number); stream = stream || other.stream; lastPosition = later; step++;
           if (step === sig.steps.length) break;
         }
       }
-      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition)) {
-        found.push({ sig: sig, lines: matched, stream: line.stream });
+      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition, stream)) {
+        found.push({ sig: sig, lines: matched, stream: stream });
         busy.set(line.stream, matched[matched.length - 1]);
         if (firstOnly) break;
       }
