@@ -22,7 +22,7 @@ from .errors import RootcauseError
 
 if TYPE_CHECKING:
     from .config import SiteConfig
-from .write import check_output_folder, read_manifest, write_site
+from .write import SiteWriter, check_output_folder, read_manifest
 
 
 @dataclass
@@ -111,12 +111,14 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         raise RootcauseError(problems)
     fingerprint = input_fingerprint(root, config.model_dump(), out)
 
-    files, entries, pages = render_site(root, progress=progress and sys.stderr.isatty(), memo=memo)
-    written, reused = write_site(out, files, extra={"inputs": fingerprint})
-    return BuildResult(entries, pages, len(files), written, reused, time.perf_counter() - started, out=out)
+    with SiteWriter(out) as writer:
+        entries, pages = render_site(root, writer.add, progress=progress and sys.stderr.isatty(), memo=memo)
+        writer.commit(extra={"inputs": fingerprint})
+    return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
+                       time.perf_counter() - started, out=out)
 
 
-def collect_assets(root: Path, config: SiteConfig) -> tuple[dict[str, str], dict[str, bytes]]:
+def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], dict[str, bytes]]:
     """Theme assets (a site override wins) and Material's stylesheets, under content-hashed names."""
     from .render import material_folder, theme_folder
 
@@ -139,14 +141,26 @@ def collect_assets(root: Path, config: SiteConfig) -> tuple[dict[str, str], dict
     return names, files
 
 
-def render_site(root: Path, progress: bool = False, memo: dict | None = None) -> tuple[dict[str, bytes], int, int]:
-    """Every file of the site as bytes. Raises RootcauseError when any input has an error."""
+def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
+    """Every file of the site as bytes, in memory (for tests and tools; builds stream instead)."""
+    files: dict[str, bytes] = {}
+    render_site(root, files.__setitem__, memo=memo)
+    return files
+
+
+def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None) -> tuple[int, int]:
+    """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready.
+
+    Checks everything first: raises RootcauseError, before emitting anything, when any input has an
+    error. Returns (entries, pages).
+    """
     from .content import load_content
     from .feeds import atom, robots, sitemap
     from .project import open_project
     from .render import Card, Renderer, aggregate_pages, check_templates, entry_page, incoming_links
     from .search import SIGNATURES, build_search_files, build_signature_file
 
+    keep_pages = memo is not None  # only a long-running caller reuses rendered pages
     memo = memo if memo is not None else {}
     project, problems = open_project(root, memo=memo.setdefault("catalog", {}))
     if project is None or any(d.severity == "error" for d in problems):
@@ -162,6 +176,7 @@ def render_site(root: Path, progress: bool = False, memo: dict | None = None) ->
     signatures = build_signature_file(catalog)
     files.update(search_files)
     files[SIGNATURES] = signatures
+    del search_files
     asset_names["search-manifest"] = manifest_url
     asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
@@ -180,17 +195,19 @@ def render_site(root: Path, progress: bool = False, memo: dict | None = None) ->
     reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
     todo = [page for page in pages if page.path not in reuse]
     files.update(reuse)
-    with _progress(progress, len(todo)) as advance:
-        for path, data in render_pages(renderer, todo, advance):
-            files[path] = data
-            if path in keys:
-                page_memo[path] = (keys[path], data)
     files["sitemap.xml"] = sitemap(pages, catalog)
     files["robots.txt"] = robots(catalog)
     files["feed.xml"] = atom(catalog)
     files[".nojekyll"] = b""
     files["entry.schema.json"] = _schema_bytes(config)
-    return files, len(catalog.entries), len(pages)
+    for path in sorted(files):
+        emit(path, files[path])
+    with _progress(progress, len(todo)) as advance:
+        for path, data in render_pages(renderer, todo, advance):
+            emit(path, data)
+            if path in keys and keep_pages:
+                page_memo[path] = (keys[path], data)
+    return len(catalog.entries), len(pages)
 
 
 def _render_stamp(root: Path, config, asset_names: dict, tabs: list) -> str:
@@ -242,7 +259,7 @@ def render_pages(renderer, pages: list, advance=lambda: None):
         _render_job = None
 
 
-def _schema_bytes(config: SiteConfig) -> bytes:
+def _schema_bytes(config: "SiteConfig") -> bytes:
     from .schema import json_schema_text
 
     return json_schema_text(config).encode("utf-8")

@@ -60,43 +60,67 @@ def read_manifest(out: Path) -> dict:
         return {}
 
 
+class SiteWriter:
+    """Writes files into a staging folder as they are produced, then swaps it in by `commit()`.
+
+    Streaming keeps memory flat in the size of the site; until `commit()`, the previous site is
+    untouched, and leaving the `with` block on an exception removes the staging folder.
+    """
+
+    def __init__(self, out: Path):
+        self.out = out.resolve()
+        self.previous = read_manifest(self.out).get("files", {}) if self.out.is_dir() else {}
+        self.staging = self.out.parent / f".{self.out.name}.staging-{os.getpid()}"
+        self.digests: dict[str, str] = {}
+        self.written = self.reused = 0
+        self._dirs: set[Path] = set()
+
+    def __enter__(self) -> "SiteWriter":
+        if self.staging.exists():
+            shutil.rmtree(self.staging)
+        self.staging.mkdir(parents=True)
+        self._dirs.add(self.staging)
+        return self
+
+    def __exit__(self, kind, *_exc) -> bool:
+        if kind is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+        return False
+
+    def add(self, path: str, data: bytes) -> None:
+        relative = safe_relative(path)
+        if relative in self.digests:
+            raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
+                                             "rename one of the pages or assets")])
+        digest = _digest(data)
+        self.digests[relative] = digest
+        target = self.staging / relative
+        if target.parent not in self._dirs:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(target.parent)
+        if self.previous.get(relative) == digest:
+            try:
+                os.link(self.out / relative, target)
+                self.reused += 1
+                return
+            except OSError:
+                pass
+        target.write_bytes(data)
+        self.written += 1
+
+    def commit(self, extra: dict | None = None) -> None:
+        manifest = {"files": dict(sorted(self.digests.items())), **(extra or {})}
+        (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
+        _swap(self.staging, self.out)
+
+
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None) -> tuple[int, int]:
     """Replace `out` with exactly `files`. Returns (files written, files reused from the last build)."""
-    out = out.resolve()
-    previous = read_manifest(out).get("files", {}) if out.is_dir() else {}
-    staging = out.parent / f".{out.name}.staging-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    written = reused = 0
-    digests: dict[str, str] = {}
-    made_dirs: set[Path] = {staging}
-    try:
+    with SiteWriter(out) as writer:
         for path in sorted(files):
-            relative = safe_relative(path)
-            data = files[path]
-            digest = _digest(data)
-            digests[relative] = digest
-            target = staging / relative
-            if target.parent not in made_dirs:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                made_dirs.add(target.parent)
-            if previous.get(relative) == digest:
-                try:
-                    os.link(out / relative, target)
-                    reused += 1
-                    continue
-                except OSError:
-                    pass
-            target.write_bytes(data)
-            written += 1
-        manifest = {"files": dict(sorted(digests.items())), **(extra or {})}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
-        _swap(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return written, reused
+            writer.add(path, files[path])
+        writer.commit(extra)
+    return writer.written, writer.reused
 
 
 def _swap(staging: Path, out: Path) -> None:

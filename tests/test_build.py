@@ -261,7 +261,7 @@ def test_material_styles_are_served_from_the_site(site: Path):
 
 def test_a_long_running_build_reuses_unchanged_entries_and_pages(tmp_path: Path):
     """serve keeps a memo: an unchanged entry is neither parsed nor rendered again."""
-    from rootcause.builder import render_site
+    from rootcause.builder import site_files
 
     project = make_project(tmp_path / "p")
     text = SEED_ENTRY.read_text()
@@ -274,15 +274,15 @@ def test_a_long_running_build_reuses_unchanged_entries_and_pages(tmp_path: Path)
         path = project / "entries" / f"{a}.yaml"
         path.write_text(path.read_text().replace("\nreferences:", f"\nrelated:\n  - id: {b}\n    relation: often-confused-with\nreferences:"))
     memo: dict = {}
-    first, _, _ = render_site(project, memo=memo)
+    first = site_files(project, memo=memo)
     parsed = {p: r for p, r in memo["catalog"]["entries"].items()}
     second_path = project / "entries" / "second-copy.yaml"
     second_path.write_text(second_path.read_text().replace("title: ZeRO-3", "title: Changed ZeRO-3"))
-    second, _, _ = render_site(project, memo=memo)
+    second = site_files(project, memo=memo)
     first_file = project / "entries" / "first-copy.yaml"
     assert memo["catalog"]["entries"][first_file][1] is parsed[first_file][1]       # not parsed again
     assert memo["catalog"]["entries"][second_path][1] is not parsed[second_path][1]
     # first-copy's page shows second-copy's title in its related links, so both are rendered again
     assert b"Changed ZeRO-3" in second["entries/first-copy/index.html"]
-    third, _, _ = render_site(project, memo=memo)
+    third = site_files(project, memo=memo)
     assert third["entries/first-copy/index.html"] is second["entries/first-copy/index.html"]  # reused as is
