@@ -72,10 +72,10 @@ def _quick_settings(root: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def input_fingerprint(root: Path, settings: dict, out: Path) -> str:
+def input_fingerprint(root: Path, settings: dict) -> str:
     """Cheap identity of every input: paths, sizes and modification times (no file is read)."""
     digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{__version__}\0{out}\0".encode())
+    digest.update(f"{__version__}\0".encode())
     for path in _input_files(root, settings):
         try:
             stat = path.stat()
@@ -97,7 +97,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     settings = _quick_settings(root)
     if not force and isinstance(settings.get("output", "site"), str):
         quick_out = (out or root / settings.get("output", "site")).resolve()
-        fingerprint = input_fingerprint(root, settings, quick_out)
+        fingerprint = input_fingerprint(root, settings)
         if read_manifest(quick_out).get("inputs") == fingerprint:
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from .config import load_config
@@ -109,7 +109,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     problems = check_output_folder(out, root)
     if problems:
         raise RootcauseError(problems)
-    fingerprint = input_fingerprint(root, config.model_dump(), out)
+    fingerprint = input_fingerprint(root, config.model_dump())
 
     with SiteWriter(out) as writer:
         entries, pages = render_site(root, writer.add, progress=progress and sys.stderr.isatty(), memo=memo)
@@ -120,7 +120,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
 
 def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], dict[str, bytes]]:
     """Theme assets (a site override wins) and Material's stylesheets, under content-hashed names."""
-    from .render import material_folder, theme_folder
+    from .render import ICON_FOLDER, material_folder, material_icon_files, theme_folder
 
     sources: dict[str, Path] = {}
     for folder in [theme_folder() / "assets"] + ([root / config.theme / "assets"] if config.theme else []):
@@ -132,6 +132,8 @@ def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], di
     sources["material/palette.css"] = next(stylesheets.glob("palette.*.min.css"))
     names: dict[str, str] = {}
     files: dict[str, bytes] = {}
+    for name, path in material_icon_files().items():  # stable names: the stylesheet refers to them
+        files[f"{ICON_FOLDER}{name}.svg"] = path.read_bytes()
     for logical, path in sorted(sources.items()):
         data = path.read_bytes()
         stem, dot, suffix = logical.rpartition(".")

@@ -211,15 +211,25 @@ def rank(report: Report, consequences: dict[str, set[str]]) -> Report:
     report.findings = findings
     if findings:
         top = findings[0]
-        first = min((m for m in top.matches), key=lambda m: m.lines[0])
-        line = report.hit_lines.get(first.lines[0])
-        report.first_failure = {"line": first.lines[0] + 1, "stream": first.stream,
-                                "rank": line.rank if line else None, "host": line.host if line else None}
+        report.first_failure = _first_failure(top, report.hit_lines)
         cause_streams = {m.stream for m in top.matches}
         downstream = consequences.get(top.entry, set())
         report.consequence_streams = sorted({m.stream for f in findings if f.entry in downstream
                                              for m in f.matches if m.stream and m.stream not in cause_streams})
     return report
+
+
+def _first_failure(top: Finding, hit_lines: dict[int, LogLine]) -> dict:
+    """The earliest matched line of the top finding that names its process (rank or host);
+    an unprefixed line (a warning printed without the launcher's prefix) names none."""
+    ordered = sorted(top.matches, key=lambda m: m.lines[0])
+    for match in ordered:
+        for number in match.lines:
+            line = hit_lines.get(number)
+            if line is not None and (line.rank is not None or line.host):
+                return {"line": number + 1, "stream": match.stream, "rank": line.rank, "host": line.host}
+    first = ordered[0]
+    return {"line": first.lines[0] + 1, "stream": first.stream, "rank": None, "host": None}
 
 
 def _causes_first(findings: list[Finding], consequences: dict[str, set[str]]) -> list[Finding]:

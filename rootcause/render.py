@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -24,8 +25,8 @@ from .content import ContentPage, inline, markdown, plain
 from .errors import Diagnostic
 
 MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
-                  "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "close", "file-upload-outline",
-                  "shield-lock-outline", "alert-octagon-outline", "arrow-right")
+                  "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "file-upload-outline",
+                  "shield-lock-outline")
 
 
 def theme_folder() -> Path:
@@ -92,25 +93,50 @@ class Card:
                    tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
 
 
-#: icons used many times on one page are defined once per page (a sprite) and referenced
+#: icons repeated within a page are defined once per page (an inline sprite) and referenced;
+#: the others are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser
 SPRITE_ICONS = ("content-copy", "check")
+ICON_FOLDER = "assets/icons/"
+
+
+def material_icon_files() -> dict[str, Path]:
+    """Material's SVG icons that the theme uses, by name (copied into the site at build time)."""
+    folder = material_folder() / ".icons" / "material"
+    return {name: folder / f"{name}.svg" for name in MATERIAL_ICONS if name not in SPRITE_ICONS}
 
 
 def _icons() -> tuple[dict[str, Markup], Markup]:
-    """Material's SVG icons, inline (no request leaves the site), and the sprite of repeated ones."""
+    """Markup for each icon, and the sprite of repeated ones. No request leaves the site."""
     folder = material_folder() / ".icons" / "material"
     icons: dict[str, Markup] = {}
     symbols = []
     for name in MATERIAL_ICONS:
-        svg = (folder / f"{name}.svg").read_text(encoding="utf-8").strip()
         if name in SPRITE_ICONS:
+            svg = (folder / f"{name}.svg").read_text(encoding="utf-8").strip()
             inner = svg[svg.index(">") + 1: svg.rindex("</svg>")]
             symbols.append(f'<symbol id="rc-i-{name}" viewBox="0 0 24 24">{inner}</symbol>')
             icons[name] = Markup(f'<svg aria-hidden="true" focusable="false"><use href="#rc-i-{name}"></use></svg>')
         else:
-            icons[name] = Markup(svg.replace("<svg ", '<svg aria-hidden="true" focusable="false" ', 1))
+            icons[name] = Markup(f'<span class="rc-icon rc-i-{name}" aria-hidden="true"></span>')
     sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols) + "</svg>")
     return icons, sprite
+
+
+_INDENT = re.compile(r"\n[ \t]+")
+_PRE = re.compile(r"(<(pre|textarea|script)\b.*?</\2>)", re.S)
+
+
+def squeeze(html: str) -> str:
+    """Drop the templates' indentation (outside <pre>, <textarea> and <script>): bytes no reader sees."""
+    parts = _PRE.split(html)
+    out = []
+    for i, part in enumerate(parts):
+        kind = i % 3
+        if kind == 0:
+            out.append(_INDENT.sub("\n", part))
+        elif kind == 1:
+            out.append(part)
+    return "".join(out)
 
 
 class Renderer:
@@ -144,12 +170,12 @@ class Renderer:
             return (root + target) if (root + target) else "./"
 
         html = template.render(page=page, link=link, root=root, **page.context)
-        return html.encode("utf-8")
+        return squeeze(html).encode("utf-8")
 
 
 def _json_ld(data: dict) -> Markup:
     """JSON-LD inside a <script type="application/ld+json"> block: escape '<' so it cannot close the tag."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("<", "\\u003c")
+    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
     return Markup(text)
 
 
@@ -247,11 +273,20 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
         path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
-                 "links": related + backlinks, "canonical": url,
+                 "links": related + backlinks, "link_groups": _group_links(related + backlinks), "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url, faq_own + faq_derived),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "report_url": _report_url(config, loaded)},
         inputs=tuple(sorted({entry.id, *(c.id for _r, c in related + backlinks)})))
+
+
+def _group_links(links: list[tuple[str, "Card"]]) -> list[tuple[str, list["Card"]]]:
+    """Links by relation, in the vocabulary's order of first appearance: one line per relation."""
+    groups: dict[str, list[Card]] = {}
+    for relation, card in links:
+        if card not in groups.setdefault(relation, []):
+            groups[relation].append(card)
+    return list(groups.items())
 
 
 def _inverse(relation: str) -> str:

@@ -4,7 +4,8 @@ the in-browser diagnosis loads.
 Tokens. Text is cut into runs of `[A-Za-z0-9_]`; each run is kept whole (lower-cased) and, when
 it is an identifier, also split into its parts at `_` and camelCase boundaries, so that
 `CUDA_VISIBLE_DEVICES` is found by `cuda_visible_devices` and by `visible`. Volatile tokens are
-dropped on both sides (pure numbers, hex addresses and hashes), as are a few stop words: a
+dropped on both sides (numbers of two digits or more, hex addresses and hashes), as are a few
+stop words; plural words are reduced to the singular (`stem`); one-digit numbers stay, since `torch.Size([0])` or ZeRO stage `3` tell failures apart: a
 pasted message with other numbers, paths and names still finds its entry. theme/assets/search.js
 implements the same `tokens()`; the tests compare the two.
 
@@ -35,7 +36,9 @@ _RUN = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HEXISH = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$")
 
-FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0}
+FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0,
+                 "examples": 0.5}
+EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
 MAX_POSTINGS = 1000
 SHARD_SPLIT_BYTES = 48 * 1024
 DOCS_PER_SHARD = 100
@@ -44,9 +47,24 @@ MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
 
 
+def _volatile(token: str) -> bool:
+    """Numbers of two digits or more, hex addresses and hashes: they differ from run to run."""
+    return (token.isdigit() and len(token) > 1) or (len(token) >= 4 and bool(_HEXISH.match(token)))
+
+
 def _keep(token: str) -> bool:
-    return len(token) >= 2 and token not in STOPWORDS and not (len(token) >= 4 and _HEXISH.match(token)) \
-        and not token.isdigit()
+    return (len(token) >= 2 or token.isdigit()) and token not in STOPWORDS and not _volatile(token)
+
+
+def stem(token: str) -> str:
+    """Plural to singular, roughly ('weights' → 'weight', 'entries' → 'entry'): the same on both sides."""
+    if not token.isalpha():
+        return token
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
 
 
 def tokens(text: str) -> list[str]:
@@ -54,12 +72,24 @@ def tokens(text: str) -> list[str]:
     out: list[str] = []
     for run in _RUN.findall(text):
         whole = run.lower()
+        if _volatile(whole):
+            continue
         if _keep(whole):
-            out.append(whole)
+            out.append(stem(whole))
         parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
         if len(parts) > 1:
-            out.extend(p.lower() for p in parts if _keep(p.lower()) and p.lower() != whole)
+            out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
     return out
+
+
+PHRASE_FIELDS = ("title", "signatures")
+
+
+def terms(text: str) -> list[str]:
+    """Tokens plus each pair of neighbouring tokens ("size+0" for `torch.Size([0])`): pairs tell
+    apart messages made of the same words, like the shapes of two size-mismatch errors."""
+    found = tokens(text)
+    return found + [f"{a}+{b}" for a, b in zip(found, found[1:]) if a != b]
 
 
 def _short_hash(data: bytes) -> str:
@@ -72,8 +102,10 @@ def _dump(value) -> bytes:
 
 def document_fields(loaded) -> dict[str, str]:
     entry = loaded.entry
-    signature_text = " ".join(step.anchor for sig in loaded.signatures for step in sig.steps)
-    signature_text += " " + " ".join(sig.display for sig in entry.signatures)
+    # the literal text of each signature (a regex's source would add its syntax as words)
+    signature_text = " ".join(sig.pattern or "" for sig in entry.signatures)
+    signature_text += " " + " ".join(step.pattern or "" for sig in entry.signatures for step in sig.lines or [])
+    signature_text += " " + " ".join(step.anchor for sig in loaded.signatures for step in sig.steps)
     return {
         "title": entry.title,
         "signatures": signature_text,
@@ -81,6 +113,7 @@ def document_fields(loaded) -> dict[str, str]:
         "systems": " ".join(entry.systems),
         "summary": plain(entry.summary),
         "symptoms": " ".join(plain(s.observed) for s in entry.symptoms),
+        "examples": " ".join(ex for sig in entry.signatures for ex in sig.examples)[:EXAMPLE_CHARS],
     }
 
 
@@ -92,7 +125,8 @@ def build_search_files(catalog: Catalog) -> tuple[dict[str, bytes], str]:
     for number, loaded in enumerate(entries):
         per_token: dict[str, float] = defaultdict(float)
         for field, text in document_fields(loaded).items():
-            for token, count in Counter(tokens(text)).items():
+            split = terms if field in PHRASE_FIELDS else tokens
+            for token, count in Counter(split(text)).items():
                 per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
         for token, weight in per_token.items():
             weights[token][number] = weight
@@ -136,7 +170,7 @@ def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
     """Two-letter shards, split into three-letter ones where a shard would be large."""
     groups: dict[str, dict[str, list]] = defaultdict(dict)
     for token, plist in postings.items():
-        groups[token[:2]][token] = plist
+        groups[token[:2]][token] = plist  # a pair "a+b" lives with the tokens starting like "a"
     result: dict[str, dict[str, list]] = {}
     for key, group in groups.items():
         if len(_dump(group)) <= SHARD_SPLIT_BYTES:

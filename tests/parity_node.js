@@ -4,17 +4,18 @@
 //   node tests/parity_node.js job.json
 //
 // job.json: {"signatures": path or null, "reports": [{"text", "top", "progress"?}], "lines": [str], "tokens": [str]}
-// stdout:   {"reports": [report + {"ms", "progress_calls" when asked}], "lines": [{text, rank, host, time, stream}], "tokens": [[str]]}
+// stdout:   {"reports": [report + {"ms", "progress_calls" when asked}], "lines": [{text, rank, host, time, stream}],
+//            "tokens": [[str]], "terms": [[str]]}
 "use strict";
 const fs = require("fs");
 const path = require("path");
 
 const assets = path.join(__dirname, "..", "theme", "assets");
 const { Matcher, parseLine, compileRules } = require(path.join(assets, "matcher.js"));
-const { tokens } = require(path.join(assets, "search.js"));
+const { tokens, terms } = require(path.join(assets, "search.js"));
 
 const job = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const out = { reports: [], lines: [], tokens: [] };
+const out = { reports: [], lines: [], tokens: [], terms: [] };
 
 if (job.signatures) {
   const data = JSON.parse(fs.readFileSync(job.signatures, "utf8"));
@@ -30,6 +31,6 @@ if (job.signatures) {
   const rules = compileRules(data.rules);
   for (const line of job.lines || []) out.lines.push(parseLine(line, rules, data.limits));
 }
-for (const text of job.tokens || []) out.tokens.push(tokens(text));
+for (const text of job.tokens || []) { out.tokens.push(tokens(text)); out.terms.push(terms(text)); }
 
 process.stdout.write(JSON.stringify(out));

@@ -61,7 +61,7 @@ def test_seed_entry_page_shows_its_facts(site: Path):
     assert "Which versions are affected?" in questions
     assert "What text should I search for in my logs?" in questions
     assert "Is it fixed upstream?" in questions  # answered from `affected`: no fix recorded
-    links = {a.text(): a.attributes["href"] for a in tree.css(".rc-meta a")}
+    links = {a.text().strip(): a.attributes["href"] for a in tree.css(".rc-meta a")}
     assert links["Edit this page"] == \
         "https://github.com/rootcause/rootcause/edit/main/entries/zero3-state-dict-saved-without-gathering.yaml"
     assert links["Report a problem with this entry"].startswith("https://github.com/rootcause/rootcause/issues/new?title=")
@@ -162,20 +162,23 @@ def test_feed_is_atom_with_the_entries(site: Path):
 
 
 def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
-    from rootcause.search import tokens
+    from rootcause.search import terms
 
     manifest = json.loads((site / "search" / "manifest.json").read_text())
     assert manifest["entries"] == len(bundled_ids())
-    query = tokens("size mismatch for decoder.layers.3.weight: copying a param with shape torch.Size([0]) from checkpoint")
-    scores: dict[int, int] = {}
-    for token in set(query):
+    query = terms("size mismatch for decoder.layers.3.weight: copying a param with shape torch.Size([0]) from checkpoint")
+    scores: dict[int, float] = {}
+    matched: dict[int, int] = {}
+    unique = set(query)
+    for token in unique:  # the ranking search.js applies: summed scores times query coverage
         key = token[:3] if token[:3] in manifest["shards"] else token[:2]
         if key not in manifest["shards"]:
             continue
         shard = json.loads((site / "search" / manifest["shards"][key]).read_text())
         for doc, score in shard.get(token, []):
             scores[doc] = scores.get(doc, 0) + score
-    best = max(scores, key=scores.get)
+            matched[doc] = matched.get(doc, 0) + 1
+    best = max(scores, key=lambda d: scores[d] * (1 + matched[d] / len(unique)))
     per = manifest["docs_per_shard"]
     rows = json.loads((site / "search" / manifest["doc_shards"][best // per]).read_text())
     assert rows[best % per][0] == SEED_ENTRY.stem
@@ -186,10 +189,12 @@ def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
 def test_tokens_find_identifiers_whole_and_by_parts():
     from rootcause.search import tokens
 
-    assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "devices"]
-    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:5] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "mp"]
+    assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "device"]
+    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:6] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
+    assert tokens("weights entries process") == ["weight", "entry", "process"]
     assert tokens("ChildFailedError") == ["childfailederror", "child", "failed", "error"]
     assert tokens("at 0x7f3a2c4d 12345 the deadbeef42 step") == ["step"]  # volatile tokens and stop words dropped
+    assert tokens("torch.Size([0]) stage 3") == ["torch", "size", "0", "stage", "3"]
 
 
 def test_two_builds_are_byte_identical(tmp_path: Path, site: Path):

@@ -233,9 +233,7 @@
     var firstFailure = null, consequenceStreams = [];
     if (findings.length) {
       var top = findings[0];
-      var earliest = top.matches.reduce(function (a, b) { return b.lines[0] < a.lines[0] ? b : a; });
-      var line = scan.hitLines.get(earliest.lines[0]);
-      firstFailure = { line: earliest.lines[0] + 1, stream: earliest.stream, rank: line ? line.rank : null, host: line ? line.host : null };
+      firstFailure = firstFailureOf(top, scan.hitLines);
       var causeStreams = new Set(top.matches.map(function (m) { return m.stream; }));
       var downstream = new Set(consequences[top.entry] || []);
       var streams = new Set();
@@ -247,6 +245,22 @@
     }
     return { findings: findings, firstFailure: firstFailure, consequenceStreams: consequenceStreams };
   };
+
+  // The earliest matched line of the top finding that names its process (see diagnose.py).
+  function firstFailureOf(top, hitLines) {
+    var ordered = top.matches.map(function (m, i) { return [m, i]; }).sort(function (a, b) {
+      return a[0].lines[0] - b[0].lines[0] || a[1] - b[1];
+    }).map(function (pair) { return pair[0]; });
+    for (var i = 0; i < ordered.length; i++) {
+      for (var j = 0; j < ordered[i].lines.length; j++) {
+        var line = hitLines.get(ordered[i].lines[j]);
+        if (line && (line.rank !== null || line.host)) {
+          return { line: ordered[i].lines[j] + 1, stream: ordered[i].stream, rank: line.rank, host: line.host };
+        }
+      }
+    }
+    return { line: ordered[0].lines[0] + 1, stream: ordered[0].stream, rank: null, host: null };
+  }
 
   function causesFirst(findings, consequences) {
     var order = findings.slice();

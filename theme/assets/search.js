@@ -9,8 +9,19 @@
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
     "that the their then there these this to was were will with you your").split(" ");
 
+  function volatile(token) {
+    return (/^[0-9]+$/.test(token) && token.length > 1) || (token.length >= 4 && HEXISH.test(token));
+  }
+
   function keep(token, stop) {
-    return token.length >= 2 && !stop.has(token) && !(token.length >= 4 && HEXISH.test(token)) && !/^[0-9]+$/.test(token);
+    return (token.length >= 2 || /^[0-9]$/.test(token)) && !stop.has(token) && !volatile(token);
+  }
+
+  function stem(token) {
+    if (!/^[a-z]+$/.test(token)) return token;
+    if (token.length > 4 && /ies$/.test(token)) return token.slice(0, -3) + "y";
+    if (token.length > 3 && /s$/.test(token) && !/(ss|us|is)$/.test(token)) return token.slice(0, -1);
+    return token;
   }
 
   function tokens(text, stopwords) {
@@ -20,7 +31,8 @@
     for (var i = 0; i < runs.length; i++) {
       var run = runs[i];
       var whole = run.toLowerCase();
-      if (keep(whole, stop)) out.push(whole);
+      if (volatile(whole)) continue;
+      if (keep(whole, stop)) out.push(stem(whole));
       var parts = [];
       var chunks = run.split("_");
       for (var j = 0; j < chunks.length; j++) {
@@ -30,10 +42,18 @@
       if (parts.length > 1) {
         for (var p = 0; p < parts.length; p++) {
           var part = parts[p].toLowerCase();
-          if (keep(part, stop) && part !== whole) out.push(part);
+          if (keep(part, stop) && part !== whole) out.push(stem(part));
         }
       }
     }
+    return out;
+  }
+
+  // Tokens plus neighbouring pairs, as rootcause.search.terms.
+  function terms(text, stopwords) {
+    var found = tokens(text, stopwords);
+    var out = found.slice();
+    for (var i = 0; i + 1 < found.length; i++) if (found[i] !== found[i + 1]) out.push(found[i] + "+" + found[i + 1]);
     return out;
   }
 
@@ -73,6 +93,8 @@
       var unique = Array.from(new Set(query)).slice(0, 64);
       if (!unique.length) return [];
       var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
+      var pairs = Array.from(new Set(terms(text).slice(query.length))).slice(0, 64);
+      unique = unique.concat(pairs);
       var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
       return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
         var byKey = Object.create(null);
@@ -120,7 +142,7 @@
     });
   };
 
-  var api = { tokens: tokens, Index: Index };
+  var api = { tokens: tokens, terms: terms, Index: Index };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseSearch = api;
 })(typeof self !== "undefined" ? self : this);
