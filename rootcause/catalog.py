@@ -44,6 +44,7 @@ class Catalog:
     config: SiteConfig
     entries: dict[str, LoadedEntry] = field(default_factory=dict)   # by id, sorted
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
 
     @property
     def ok(self) -> bool:
@@ -149,9 +150,10 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
         del memo[gone]
     results = [memo[p][1] for p in paths]
     seen: dict[str, LoadedEntry] = {}
-    for loaded, problems in results:
+    for path, (loaded, problems) in zip(paths, results):
         catalog.diagnostics.extend(problems)
         if loaded is None:
+            catalog.unloadable.add(path.stem)
             continue
         if loaded.entry.id in seen:
             line, col = loaded.located.where(("id",))
@@ -175,7 +177,7 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
             if rel.id == entry_id:
                 problems.append(Diagnostic(loaded.path, line, col, "E022", "entry is related to itself",
                                            "remove this item"))
-            elif rel.id not in entries:
+            elif rel.id not in entries and rel.id not in catalog.unloadable:  # else reported in its own file
                 close = difflib.get_close_matches(rel.id, list(entries), n=1, cutoff=0.6)
                 hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
                 problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{rel.id}' does not exist", hint))
