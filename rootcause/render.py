@@ -219,10 +219,18 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     if anchors:
         grep = " ".join(f"-e {_shell_quote(a)}" for a in anchors[:3])
         questions.append(("What text should I search for in my logs?",
-                          "Lines containing " + ", ".join(f"`{a}`" for a in anchors[:3]) +
-                          f". For example: `grep -n -F {grep} train.log`, or paste the log into the "
+                          "Lines containing " + ", ".join(_code(a) for a in anchors[:3]) +
+                          f". For example: {_code(f'grep -n -F {grep} train.log')}, or paste the log into the "
                           "diagnose page of this site, which also tells which rank failed first."))
     return questions
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that survives backticks inside the text."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _shell_quote(text: str) -> str:
