@@ -92,7 +92,14 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
-    return LoadedEntry(entry, shown, located, signatures), problems
+    return LoadedEntry(entry, shown, located.slim(_kept_position), signatures), problems
+
+
+def _kept_position(path: tuple) -> bool:
+    """Positions that cross-entry checks report: the id, related ids, signatures and their examples."""
+    head = path[:1]
+    return (head in (("id",), ("related",)) or
+            (head == ("signatures",) and (len(path) == 2 or (len(path) == 4 and path[2] in ("examples", "counter_examples")))))
 
 
 def _check_examples(shown: str, located: Located, i: int, signature: Signature,

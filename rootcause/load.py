@@ -41,6 +41,12 @@ class Located:
     values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
     keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
 
+    def slim(self, keep) -> "Located":
+        """A copy without the data and with only the positions `keep(path)` selects: what later
+        checks need, at a fraction of the memory (a large site holds thousands of these)."""
+        return Located(None, {p: v for p, v in self.values.items() if keep(p)},
+                       {p: v for p, v in self.keys.items() if keep(p)})
+
     def where(self, path: Path_, *, key: bool = False) -> tuple[int, int]:
         """Position of `path`, falling back to the nearest ancestor that has one."""
         table = self.keys if key else self.values

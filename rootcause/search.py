@@ -24,6 +24,7 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
+from functools import lru_cache
 
 from .catalog import Catalog
 from .content import plain
@@ -67,18 +68,24 @@ def stem(token: str) -> str:
     return token
 
 
+@lru_cache(maxsize=1 << 18)
+def _run_tokens(run: str) -> tuple[str, ...]:
+    """The tokens of one `[A-Za-z0-9_]+` run; words repeat across entries, so this is memoised."""
+    whole = run.lower()
+    if _volatile(whole):
+        return ()
+    out = [stem(whole)] if _keep(whole) else []
+    parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
+    if len(parts) > 1:
+        out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
+    return tuple(out)
+
+
 def tokens(text: str) -> list[str]:
     """Search tokens of a text, in order, with repeats (see the module docstring)."""
     out: list[str] = []
     for run in _RUN.findall(text):
-        whole = run.lower()
-        if _volatile(whole):
-            continue
-        if _keep(whole):
-            out.append(stem(whole))
-        parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
-        if len(parts) > 1:
-            out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
+        out.extend(_run_tokens(run))
     return out
 
 
