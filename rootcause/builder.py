@@ -58,7 +58,7 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
     return files
 
 
-def _quick_settings(root: Path) -> dict:
+def quick_settings(root: Path) -> dict:
     """The few site.yml keys that locate inputs and output, read without validating anything.
 
     Used only to decide that nothing changed; any real build validates site.yml in full.
@@ -94,7 +94,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     """
     started = time.perf_counter()
     root = root.resolve()
-    settings = _quick_settings(root)
+    settings = quick_settings(root)
     if not force and isinstance(settings.get("output", "site"), str):
         quick_out = (out or root / settings.get("output", "site")).resolve()
         fingerprint = input_fingerprint(root, settings)

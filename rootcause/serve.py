@@ -107,15 +107,26 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
+    """Build if anything changed; a failed build is retried only once its inputs change again."""
+    from .builder import input_fingerprint, quick_settings
+
+    inputs = input_fingerprint(root, quick_settings(root))
+    if memo.get("failed_inputs") == inputs:
+        return False
     try:
         result = build(root, out=out, progress=False, memo=memo)
     except RootcauseError as error:
+        memo["failed_inputs"] = inputs
         for d in error.diagnostics:
             print(d, file=sys.stderr)
-        print(f"build failed: {len(error.diagnostics)} problem(s); still serving the last good site", file=sys.stderr)
+        print(f"build failed: {len(error.diagnostics)} problem(s); still serving the last good site",
+              file=sys.stderr, flush=True)
+        return False
+    memo.pop("failed_inputs", None)
+    if result.up_to_date:
         return False
     print(result.summary(), flush=True)
-    return not result.up_to_date
+    return True
 
 
 def _watched(root: Path) -> list[Path]:
@@ -157,7 +168,10 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
     from watchfiles import watch
 
     try:
-        for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=0):
+        # Wake on every change, and once a second regardless: a change made before the watcher
+        # was in place is still picked up, because the build itself compares inputs and does
+        # nothing when none changed.
+        for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
             started = time.perf_counter()
             if _rebuild(root, out, memo):
                 state.bump()

@@ -57,7 +57,9 @@ def test_serve_builds_serves_and_reloads_on_change(small_project: Path):
         entry = small_project / "entries" / SEED_ENTRY.name
         entry.write_text(entry.read_text().replace("are empty torch.Size([0]) placeholders", "are EMPTY placeholders"))
         line = b""
+        deadline = time.monotonic() + 30  # keep-alive comments arrive every 15 s: bound the wait
         while not line.startswith(b"event: reload"):
+            assert time.monotonic() < deadline, "no reload event"
             line = events.readline()
         _status, page = fetch(base + f"entries/{SEED_ENTRY.stem}/")
         assert "are EMPTY placeholders" in page
