@@ -250,17 +250,6 @@ def _causes_first(findings: list[Finding], consequences: dict[str, set[str]]) ->
     return order
 
 
-def describe_stream(stream: str, line: LogLine | None) -> str:
-    if line is None or (line.rank is None and line.host is None):
-        return ""
-    parts = []
-    if line.host:
-        parts.append(line.host)
-    if line.rank is not None:
-        parts.append(f"rank {line.rank}")
-    return " ".join(parts)
-
-
 def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
     results = []

@@ -50,7 +50,6 @@ class Page:
     description: str = ""
     context: dict = field(default_factory=dict)
     sitemap: bool = True
-    inputs: tuple[str, ...] = ()   # ids of entries the page shows (for incremental builds)
     absolute: bool = False         # links from the site root path instead of relative ones
 
     @property
@@ -285,7 +284,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                  "json_ld": entry_json_ld(loaded, config, url, faq_own + faq_derived),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "report_url": _report_url(config, loaded)},
-        inputs=tuple(sorted({entry.id, *(c.id for _r, c in related + backlinks)})))
+    )
 
 
 def _group_links(links: list[tuple[str, "Card"]]) -> list[tuple[str, list["Card"]]]:
