@@ -174,12 +174,11 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         raise RootcauseError(content_problems)
 
     asset_names, files = collect_assets(root, config)
-    search_files, manifest_url = build_search_files(catalog)
+    search_files = build_search_files(catalog)
     signatures = build_signature_file(catalog)
     files.update(search_files)
     files[SIGNATURES] = signatures
     del search_files
-    asset_names["search-manifest"] = manifest_url
     asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
     cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}

@@ -88,6 +88,7 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
+        compiled.release()
     return LoadedEntry(entry, shown, located.slim(_kept_position), signatures), problems
 
 
@@ -215,6 +216,8 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
                 for other_id, other in sorted(candidates.items()):
                     hits = [s for s in catalog.entries[other_id].signatures if find_matches(s, numbered)]
+                    for s in catalog.entries[other_id].signatures:
+                        s.release()
                     if hits:
                         line, col = loaded.located.where(("signatures", i, "examples", j))
                         problems.append(Diagnostic(
@@ -244,4 +247,6 @@ def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnos
                                        f"healthy log {log.name}",
                                        "keep more of the error's own wording in the pattern so that normal output "
                                        "cannot match it"))
+    for sig in scanner.signatures:
+        sig.release()
     return problems

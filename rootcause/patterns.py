@@ -79,10 +79,12 @@ class Compiled:
         return _compile_re2(self.regex)
 
 
-@lru_cache(maxsize=65536)
 def _compile_re2(regex: str):
+    """A compiled RE2 object. Not cached: thousands of entries' expressions would stay in memory;
+    callers keep the ones they use (`CompiledSignature.step_regexes`) and drop them after."""
     options = re2.Options()
     options.log_errors = False
+    options.max_mem = 1 << 20  # one line at a time needs little DFA memory
     return re2.compile(regex, options)
 
 

@@ -12,8 +12,8 @@ implements the same `tokens()`; the tests compare the two.
 Layout under `search/`:
 - `manifest.json`: entry count, shard keys → file names, doc shard names;
 - `t/<key>.<hash>.json`: {token: [[doc, score], ...]} for tokens starting with <key> (2 letters,
-  3 where a 2-letter shard would be large);
-- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 100 entries each.
+  3 where a 2-letter shard would pass 24 KB);
+- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 20 entries each.
 A query fetches the manifest, one shard per query token and the doc shards of the top hits.
 """
 
@@ -41,8 +41,8 @@ FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "
                  "examples": 0.5}
 EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
 MAX_POSTINGS = 1000
-SHARD_SPLIT_BYTES = 48 * 1024
-DOCS_PER_SHARD = 100
+SHARD_SPLIT_BYTES = 24 * 1024
+DOCS_PER_SHARD = 20
 SUMMARY_CHARS = 180
 MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
@@ -124,9 +124,13 @@ def document_fields(loaded) -> dict[str, str]:
     }
 
 
-def build_search_files(catalog: Catalog) -> tuple[dict[str, bytes], str]:
-    """{relative path: bytes} of every search file, and the manifest's address (with a version)."""
-    entries = list(catalog.entries.values())
+def build_search_files(catalog: Catalog) -> dict[str, bytes]:
+    """{relative path: bytes} of every search file. Shard names carry a content hash; the manifest
+    keeps its name (pages do not change when the index does) and is revalidated by the browser.
+
+    Entries are numbered by category and system, so the top hits of a query, which tend to share
+    them, sit in few doc shards: fewer requests before the first result."""
+    entries = sorted(catalog.entries.values(), key=lambda l: (l.entry.category, l.entry.systems[0], l.entry.id))
     n = len(entries)
     weights: dict[str, dict[int, float]] = defaultdict(dict)
     for number, loaded in enumerate(entries):
@@ -170,7 +174,7 @@ def build_search_files(catalog: Catalog) -> tuple[dict[str, bytes], str]:
                 "shards": shard_names, "stopwords": sorted(STOPWORDS)}
     data = _dump(manifest)
     files[MANIFEST] = data
-    return files, f"{MANIFEST}?v={_short_hash(data)}"
+    return files
 
 
 def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:

@@ -50,6 +50,13 @@ class CompiledSignature:
     def unless_regexes(self):
         return [step.compile_re2() for step in self.unless]
 
+    def release(self) -> "CompiledSignature":
+        """Forget the compiled expressions (recompiled on next use): a large catalog keeps
+        thousands of signatures but needs their regexes only while checking or scanning."""
+        self.__dict__.pop("step_regexes", None)
+        self.__dict__.pop("unless_regexes", None)
+        return self
+
     def as_json(self) -> dict:
         data = {
             "entry": self.entry_id,

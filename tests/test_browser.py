@@ -627,3 +627,24 @@ def test_copy_buttons_appear_and_copy_the_code(open_context, server):
     page.wait_for_function("() => document.querySelector('#signature-1 [data-copy]').classList.contains('rc-copied')")
     assert page.evaluate("navigator.clipboard.readText()") == signature.locator("code").text_content()
     assert page.evaluate("navigator.clipboard.readText()").startswith("size mismatch for {name}")
+
+
+def test_a_huge_paste_goes_to_the_worker_without_filling_the_box(open_context, server):
+    """Laying out megabytes in the textarea froze the page for seconds: the box shows an excerpt."""
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("diagnose/"))
+    noise = "".join(f"[rank{i % 4}]: step {i} loss 2.31\n" for i in range(60_000))
+    text = noise + "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    page.locator("#rc-log").evaluate("""(box, text) => {
+        const data = new DataTransfer();
+        data.setData("text/plain", text);
+        box.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
+    }""", text)
+    page.wait_for_selector(".rc-finding")
+    shown = page.locator("#rc-log").input_value()
+    assert len(shown) < 25_000 and "characters pasted; all are diagnosed" in shown
+    assert "cuda-out-of-memory" in page.locator(".rc-finding h3 a").first.get_attribute("href")
+    page.locator("#rc-diagnose button[type=submit]").click()  # diagnosing again uses the whole paste
+    page.wait_for_function("() => document.querySelector('#rc-status').textContent === ''")
+    assert "cuda-out-of-memory" in page.locator(".rc-finding h3 a").first.get_attribute("href")

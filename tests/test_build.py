@@ -183,7 +183,7 @@ def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
     rows = json.loads((site / "search" / manifest["doc_shards"][best // per]).read_text())
     assert rows[best % per][0] == SEED_ENTRY.stem
     biggest = max(p.stat().st_size for p in (site / "search" / "t").glob("*.json"))
-    assert biggest < 64 * 1024
+    assert biggest < 48 * 1024
 
 
 def test_tokens_find_identifiers_whole_and_by_parts():

@@ -105,9 +105,29 @@
     });
   }
 
-  form.addEventListener("submit", function (event) { event.preventDefault(); runText(textarea.value, ""); });
+  // A large paste goes straight to the worker: laying out megabytes of text in the box would
+  // block the page for seconds. The box then shows the start of it.
+  var EXCERPT = 20000;
+  var pasted = null;  // {text, shown}: the full pasted log while the box shows its excerpt
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var text = pasted && textarea.value === pasted.shown ? pasted.text : textarea.value;
+    runText(text, "");
+  });
   fileInput.addEventListener("change", function () { if (fileInput.files[0]) runFile(fileInput.files[0]); });
-  textarea.addEventListener("paste", function () { setTimeout(function () { runText(textarea.value, ""); }, 0); });
+  textarea.addEventListener("paste", function (event) {
+    var data = event.clipboardData && event.clipboardData.getData("text/plain");
+    if (data && data.length > EXCERPT) {
+      event.preventDefault();
+      var shown = data.slice(0, EXCERPT) + "\n… (" + data.length.toLocaleString() + " characters pasted; all are diagnosed)";
+      pasted = { text: data, shown: shown };
+      textarea.value = shown;
+      runText(data, "");
+      return;
+    }
+    pasted = null;
+    setTimeout(function () { runText(textarea.value, ""); }, 0);
+  });
   ["dragenter", "dragover"].forEach(function (type) {
     form.addEventListener(type, function (event) { event.preventDefault(); form.classList.add("rc-dragging"); });
   });

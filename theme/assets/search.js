@@ -60,20 +60,26 @@
   function Index(base, manifestUrl, fetcher) {
     this.base = base;               // URL of the search/ folder, ending in "/"
     this.manifestUrl = manifestUrl;
-    this.fetch = fetcher || function (url) { return fetch(url).then(function (r) { if (!r.ok) throw new Error(url + ": " + r.status); return r.json(); }); };
+    // The manifest keeps its name across builds, so it is revalidated; shards are content-hashed.
+    this.fetch = fetcher || function (url, fresh) {
+      return fetch(url, fresh ? { cache: "no-cache" } : {}).then(function (r) {
+        if (!r.ok) throw new Error(url + ": " + r.status);
+        return r.json();
+      });
+    };
     this.cache = Object.create(null);
     this.manifest = null;
   }
 
-  Index.prototype.load = function (url) {
-    if (!this.cache[url]) this.cache[url] = this.fetch(url);
+  Index.prototype.load = function (url, fresh) {
+    if (!this.cache[url]) this.cache[url] = this.fetch(url, fresh);
     return this.cache[url];
   };
 
   Index.prototype.ready = function () {
     var self = this;
     if (!this.manifest) {
-      this.manifest = this.load(this.manifestUrl).then(function (m) { STOPWORDS = new Set(m.stopwords); return m; });
+      this.manifest = this.load(this.manifestUrl, true).then(function (m) { STOPWORDS = new Set(m.stopwords); return m; });
     }
     return this.manifest;
   };

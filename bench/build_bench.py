@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Build benchmark: rootcause against Hugo and MkDocs-Material on the same synthetic content.
+
+For each N (default 1,000; `--entries 10000` or `--entries 1000 10000`):
+- rootcause full build from an empty output folder (`build --force`): wall time, peak memory;
+- rootcause rebuild with nothing changed, and with one entry changed (its summary edited);
+- Hugo (`/usr/bin/hugo`) full build of the same content as Markdown, with a minimal layout;
+- MkDocs-Material full build (skipped above `--mkdocs-max` entries, default 1,000: at 10,000
+  pages its navigation makes every page O(N) and the build takes far too long);
+- entry page sizes (max and median, KB).
+
+Each measurement runs `--repeat` times (default 3; at 10,000 entries 2; MkDocs once) and the median is shown,
+with ratios against Hugo and the brief's targets. Peak memory is the larger of the biggest
+single process (wait4's ru_maxrss) and the sampled sum of PSS over the process tree (rootcause
+loads entries in worker processes). Synthetic projects are cached under --work. The rootcause
+code is snapshotted into --work/code first, so edits to the working tree during a run neither
+mix versions nor invalidate the no-change rebuild (the package's files are build inputs).
+
+    python bench/build_bench.py                    # N = 1,000 (about 3 minutes here)
+    python bench/build_bench.py --entries 10000    # about 10-15 minutes here
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import fmt_mb, fmt_s, machine, median, run, snapshot_code, table  # noqa: E402
+from synth import generate  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+HUGO = shutil.which("hugo") or "/usr/bin/hugo"
+TARGET_REBUILD = 0.5
+TARGET_PAGE_KB = 30
+
+
+def prepare(n: int, work: Path, mkdocs: bool) -> dict[str, Path]:
+    """Generate (or reuse) the synthetic projects for N entries."""
+    folder = work / f"n{n}"
+    stamp = hashlib.sha256((REPO / "bench" / "synth.py").read_bytes() + (REPO / "site.yml").read_bytes()).hexdigest()[:12]
+    marker = folder / ".synth-stamp"
+    wanted = {"rootcause", "hugo"} | ({"mkdocs"} if mkdocs else set())
+    have = set(json.loads(marker.read_text())["forms"]) if marker.exists() and json.loads(marker.read_text())["stamp"] == stamp else set()
+    if not wanted <= have:
+        print(f"generating {n} synthetic entries in {folder} ...", file=sys.stderr, flush=True)
+        generate(n, folder, only=wanted)
+        folder.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps({"stamp": stamp, "forms": sorted(wanted)}))
+    return {name: folder / name for name in wanted}
+
+
+def rootcause_cmd(project: Path, out: Path, force: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "rootcause.cli", "--root", str(project), "build", "-q", "--out", str(out)]
+    return cmd + (["--force"] if force else [])
+
+
+_SECONDS = re.compile(r"in ([0-9.]+)s")
+
+
+def inner_seconds(output: str) -> float | None:
+    """The build's own time from its summary line (without interpreter start-up)."""
+    match = _SECONDS.search(output)
+    return float(match.group(1)) if match else None
+
+
+def check(result, what: str):
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout[-3000:] + result.stderr[-3000:])
+        raise SystemExit(f"{what} failed with exit code {result.returncode}")
+    return result
+
+
+def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> dict:
+    out = out_root / "rc-site"
+    full, nochange, onechange = [], [], []
+    entry = sorted((project / "entries").glob("*.yaml"))[len(list((project / "entries").glob("*.yaml"))) // 2]
+    original = entry.read_text(encoding="utf-8")
+    try:
+        for i in range(repeat):
+            shutil.rmtree(out, ignore_errors=True)
+            r = check(run(rootcause_cmd(project, out, force=True), env=env), "rootcause build")
+            full.append(r)
+            print(f"  rootcause full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
+            r = check(run(rootcause_cmd(project, out, force=False), env=env), "rootcause rebuild")
+            if "up to date" not in r.stdout:
+                raise SystemExit(f"a rebuild with nothing changed did not skip the build: {r.stdout.strip()}")
+            nochange.append((r, inner_seconds(r.stdout)))
+            # one entry changed: its summary (the entry page, list pages and search shards depend on it)
+            quote = "'" if "\nsummary: '" in original else ""
+            entry.write_text(original.replace(f"\nsummary: {quote}", f"\nsummary: {quote}Edited {i}. ", 1), encoding="utf-8")
+            r = check(run(rootcause_cmd(project, out, force=False), env=env), "rootcause one-entry rebuild")
+            onechange.append((r, inner_seconds(r.stdout)))
+            print(f"  rootcause rebuilds {i + 1}/{repeat}: no change {fmt_s(nochange[-1][0].seconds)}, "
+                  f"one entry {fmt_s(onechange[-1][0].seconds)}", file=sys.stderr, flush=True)
+            entry.write_text(original, encoding="utf-8")
+    finally:
+        entry.write_text(original, encoding="utf-8")
+    sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
+    search_kb = sum(p.stat().st_size for p in (out / "search").rglob("*") if p.is_file()) / 1024
+    return {
+        "full_s": median(r.seconds for r in full), "full_inner_s": median(inner_seconds(r.stdout) for r in full),
+        "full_kb": median(r.peak_kb for r in full), "full_maxrss_kb": median(r.max_rss_kb for r in full),
+        "full_tree_pss_kb": median(r.tree_pss_kb for r in full),
+        "nochange_s": median(r.seconds for r, _ in nochange), "nochange_inner_s": median(s for _, s in nochange),
+        "onechange_s": median(r.seconds for r, _ in onechange), "onechange_inner_s": median(s for _, s in onechange),
+        "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "pages": len(sizes),
+        "search_total_kb": search_kb, "runs": repeat,
+    }
+
+
+def bench_hugo(site: Path, out_root: Path, repeat: int) -> dict | None:
+    if not Path(HUGO).exists():
+        return None
+    out = out_root / "hugo-site"
+    runs = []
+    for i in range(repeat):
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(site / "resources", ignore_errors=True)
+        r = check(run([HUGO, "--quiet", "--source", str(site), "--destination", str(out), "--cleanDestinationDir"]), "hugo")
+        runs.append(r)
+        print(f"  hugo full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
+    sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
+    return {"full_s": median(r.seconds for r in runs), "full_kb": median(r.peak_kb for r in runs),
+            "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "runs": repeat}
+
+
+def bench_mkdocs(site: Path, out_root: Path, repeat: int) -> dict | None:
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    if not mkdocs.exists():
+        mkdocs = Path(shutil.which("mkdocs") or "")
+    if not mkdocs.is_file():
+        return None
+    out = out_root / "mkdocs-site"
+    runs = []
+    for i in range(repeat):
+        shutil.rmtree(out, ignore_errors=True)
+        r = check(run([str(mkdocs), "build", "-q", "-f", str(site / "mkdocs.yml"), "-d", str(out)]), "mkdocs")
+        runs.append(r)
+        print(f"  mkdocs-material full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
+    sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
+    return {"full_s": median(r.seconds for r in runs), "full_kb": median(r.peak_kb for r in runs),
+            "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "runs": repeat}
+
+
+def verdict(ok: bool | None) -> str:
+    return "—" if ok is None else ("met" if ok else "**MISSED**")
+
+
+def report(n: int, rc: dict, hugo: dict | None, mk: dict | None, mk_note: str) -> str:
+    rows = []
+    t_ratio = rc["full_s"] / hugo["full_s"] if hugo else None
+    m_ratio = rc["full_kb"] / hugo["full_kb"] if hugo else None
+    rows.append(["full build, wall", fmt_s(rc["full_s"]) + f" (in-process {fmt_s(rc['full_inner_s'])})",
+                 fmt_s(hugo["full_s"]) if hugo else "—", fmt_s(mk["full_s"]) if mk else mk_note,
+                 f"{t_ratio:.2f}×" if t_ratio else "—", "≤ 1.00× Hugo", verdict(t_ratio <= 1.0 if t_ratio else None)])
+    rows.append(["full build, peak memory", fmt_mb(rc["full_kb"]) + f" (largest process {fmt_mb(rc['full_maxrss_kb'])}, tree PSS {fmt_mb(rc['full_tree_pss_kb'])})",
+                 fmt_mb(hugo["full_kb"]) if hugo else "—", fmt_mb(mk["full_kb"]) if mk else mk_note,
+                 f"{m_ratio:.2f}×" if m_ratio else "—", "≤ 0.25× Hugo", verdict(m_ratio <= 0.25 if m_ratio else None)])
+    rows.append(["rebuild, nothing changed", fmt_s(rc["nochange_s"]) + f" (in-process {fmt_s(rc['nochange_inner_s'])})",
+                 "—", "—", "—", f"< {TARGET_REBUILD} s", verdict(rc["nochange_s"] < TARGET_REBUILD)])
+    rows.append(["rebuild, one entry changed", fmt_s(rc["onechange_s"]) + f" (in-process {fmt_s(rc['onechange_inner_s'])})",
+                 "—", "—", "—", f"< {TARGET_REBUILD} s", verdict(rc["onechange_s"] < TARGET_REBUILD)])
+    rows.append(["entry page, max / median", f"{rc['page_max_kb']:.1f} / {rc['page_median_kb']:.1f} KB",
+                 f"{hugo['page_max_kb']:.1f} / {hugo['page_median_kb']:.1f} KB" if hugo else "—",
+                 f"{mk['page_max_kb']:.1f} / {mk['page_median_kb']:.1f} KB" if mk else mk_note,
+                 "—", f"< {TARGET_PAGE_KB} KB", verdict(rc["page_max_kb"] < TARGET_PAGE_KB)])
+    head = f"N = {n:,} entries (median of {rc['runs']} runs; search index {rc['search_total_kb'] / 1024:.1f} MB in all)"
+    return head + "\n\n" + table(["measure", "rootcause", "Hugo", "MkDocs-Material", "rootcause/Hugo", "target", ""], rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="rootcause vs Hugo vs MkDocs-Material build benchmark")
+    parser.add_argument("--entries", type=int, nargs="+", default=[1000], help="entry counts (default 1000)")
+    parser.add_argument("--repeat", type=int, help="runs per measurement (default 3; 2 at 10,000+ entries)")
+    parser.add_argument("--work", default="/tmp/rootcause-bench", help="folder for synthetic projects and outputs")
+    parser.add_argument("--mkdocs-max", type=int, default=1000, help="skip MkDocs above this many entries")
+    parser.add_argument("--mkdocs-repeat", type=int, default=1, help="MkDocs runs (default 1: it takes minutes)")
+    parser.add_argument("--no-hugo", action="store_true")
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    work = Path(args.work)
+    print(f"machine: {machine()}", file=sys.stderr)
+    env = snapshot_code(work)
+    results, texts = {}, []
+    for n in args.entries:
+        repeat = args.repeat or (3 if n < 10000 else 2)
+        with_mkdocs = n <= args.mkdocs_max
+        paths = prepare(n, work, with_mkdocs)
+        out_root = work / f"n{n}-out"
+        out_root.mkdir(parents=True, exist_ok=True)
+        print(f"N = {n}", file=sys.stderr, flush=True)
+        rc = bench_rootcause(paths["rootcause"], out_root, repeat, env)
+        hugo = None if args.no_hugo else bench_hugo(paths["hugo"], out_root, repeat)
+        mk = bench_mkdocs(paths["mkdocs"], out_root, args.mkdocs_repeat) if with_mkdocs else None
+        note = "not installed" if with_mkdocs else f"skipped (> {args.mkdocs_max})"
+        results[n] = {"rootcause": rc, "hugo": hugo, "mkdocs": mk}
+        text = report(n, rc, hugo, mk, note)
+        texts.append(text)
+        print("\n" + text + "\n", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
