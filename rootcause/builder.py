@@ -250,6 +250,9 @@ def render_pages(renderer, pages: list, advance=lambda: None):
     _render_job = (renderer, pages)
     size = 100
     chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
+    import gc
+
+    gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
             for rendered in pool.imap(_render_chunk, chunks):
@@ -258,6 +261,7 @@ def render_pages(renderer, pages: list, advance=lambda: None):
                     advance()
     finally:
         _render_job = None
+        gc.unfreeze()
 
 
 def _schema_bytes(config: "SiteConfig") -> bytes:

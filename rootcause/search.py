@@ -11,8 +11,8 @@ implements the same `tokens()`; the tests compare the two.
 
 Layout under `search/`:
 - `manifest.json`: entry count, shard keys → file names, doc shard names;
-- `t/<key>.<hash>.json`: {token: [[doc, score], ...]} for tokens starting with <key> (2 letters,
-  3 where a 2-letter shard would pass 24 KB);
+- `t/<key>.<hash>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
+  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB);
 - `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 20 entries each.
 A query fetches the manifest, one shard per query token and the doc shards of the top hits.
 """
@@ -40,7 +40,7 @@ _HEXISH = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$")
 FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0,
                  "examples": 0.5}
 EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
-MAX_POSTINGS = 1000
+MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
 SHARD_SPLIT_BYTES = 24 * 1024
 DOCS_PER_SHARD = 20
 SUMMARY_CHARS = 180
@@ -148,7 +148,7 @@ def build_search_files(catalog: Catalog) -> dict[str, bytes]:
             continue  # appears in most entries: no help in ranking, only transfer
         idf = math.log(1 + n / df)
         scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
-        postings[token] = [[doc, score] for doc, score in scored[:MAX_POSTINGS]]
+        postings[token] = [number for pair in scored[:MAX_POSTINGS] for number in pair]  # doc, score, doc, ...
 
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
@@ -178,23 +178,31 @@ def build_search_files(catalog: Catalog) -> dict[str, bytes]:
 
 
 def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
-    """Two-letter shards, split into three-letter ones where a shard would be large."""
-    groups: dict[str, dict[str, list]] = defaultdict(dict)
-    for token, plist in postings.items():
-        groups[token[:2]][token] = plist  # a pair "a+b" lives with the tokens starting like "a"
+    """Shards keyed by a token prefix: two characters, lengthened one character at a time where
+    a shard would pass SHARD_SPLIT_BYTES. A token lives in the shard of its longest key."""
     result: dict[str, dict[str, list]] = {}
-    for key, group in groups.items():
-        if len(_dump(group)) <= SHARD_SPLIT_BYTES:
+
+    def place(key: str, group: dict[str, list]) -> None:
+        if len(group) == 1 or len(_dump(group)) <= SHARD_SPLIT_BYTES:
             result[key] = group
-            continue
+            return
+        longer: dict[str, dict[str, list]] = defaultdict(dict)
         rest: dict[str, list] = {}
         for token, plist in group.items():
-            if len(token) >= 3:
-                result.setdefault(token[:3], {})[token] = plist
+            if len(token) > len(key):
+                longer[token[:len(key) + 1]][token] = plist
             else:
                 rest[token] = plist
         if rest:
             result[key] = rest
+        for sub, subgroup in sorted(longer.items()):
+            place(sub, subgroup)
+
+    groups: dict[str, dict[str, list]] = defaultdict(dict)
+    for token, plist in postings.items():
+        groups[token[:2]][token] = plist  # a pair "a+b" lives with the tokens starting like "a"
+    for key, group in sorted(groups.items()):
+        place(key, group)
     return result
 
 

@@ -6,6 +6,7 @@
   var RUN = /[A-Za-z0-9_]+/g;
   var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
   var HEXISH = /^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$/;
+  var MAX_TERMS = 12;
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
     "that the their then there these this to was were will with you your").split(" ");
 
@@ -84,9 +85,11 @@
     return this.manifest;
   };
 
+  // The shard of a token: the longest key of the manifest that starts it (see search.py).
   Index.prototype.shardKey = function (manifest, token) {
-    if (token.length >= 3 && manifest.shards[token.slice(0, 3)]) return token.slice(0, 3);
-    if (manifest.shards[token.slice(0, 2)]) return token.slice(0, 2);
+    for (var n = token.length; n >= 2; n--) {
+      if (Object.prototype.hasOwnProperty.call(manifest.shards, token.slice(0, n))) return token.slice(0, n);
+    }
     return null;
   };
 
@@ -96,10 +99,21 @@
     limit = limit || 10;
     return this.ready().then(function (manifest) {
       var query = tokens(text);
-      var unique = Array.from(new Set(query)).slice(0, 64);
-      if (!unique.length) return [];
       var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
-      var pairs = Array.from(new Set(terms(text).slice(query.length))).slice(0, 64);
+      // a pasted message can have dozens of words: the longest (most specific) ones decide, and
+      // each costs a shard to fetch
+      var unique = Array.from(new Set(query));
+      if (unique.length > MAX_TERMS) {
+        var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, MAX_TERMS));
+        if (last) keepSet.add(last);
+        unique = unique.filter(function (t) { return keepSet.has(t); });
+      }
+      if (!unique.length) return [];
+      var kept = new Set(unique);
+      var pairs = Array.from(new Set(terms(text).slice(query.length))).filter(function (pair) {
+        var parts = pair.split("+");
+        return kept.has(parts[0]) && kept.has(parts[1]);
+      }).slice(0, MAX_TERMS);
       unique = unique.concat(pairs);
       var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
       return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
@@ -121,10 +135,10 @@
           }
           var seen = new Set();
           lists.forEach(function (pair) {
-            var postings = pair[0], weight = pair[1];
-            for (var i = 0; i < postings.length; i++) {
-              var doc = postings[i][0];
-              scores.set(doc, (scores.get(doc) || 0) + postings[i][1] * weight);
+            var postings = pair[0], weight = pair[1];  // flat: doc, score, doc, score, ...
+            for (var i = 0; i + 1 < postings.length; i += 2) {
+              var doc = postings[i];
+              scores.set(doc, (scores.get(doc) || 0) + postings[i + 1] * weight);
               if (!seen.has(doc)) { seen.add(doc); matched.set(doc, (matched.get(doc) || 0) + 1); }
             }
           });
