@@ -54,13 +54,14 @@ def ensure_site(n: int, work: Path) -> tuple[Path, "Synth"]:
 
     project = work / f"n{n}" / "rootcause"
     out = work / f"n{n}-out" / "rc-site"
-    if not (out / ".rootcause-build.json").exists():
-        if not (project / "entries").is_dir() or len(list((project / "entries").glob("*.yaml"))) != n:
-            print(f"generating {n} synthetic entries ...", file=sys.stderr, flush=True)
-            generate(n, work / f"n{n}", only={"rootcause"})
-        print(f"building the {n}-entry site ...", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", "rootcause.cli", "--root", str(project), "build", "-q", "--out", str(out)],
-                       check=True, env=snapshot_code(work))
+    if not (project / "entries").is_dir() or len(list((project / "entries").glob("*.yaml"))) != n:
+        print(f"generating {n} synthetic entries ...", file=sys.stderr, flush=True)
+        generate(n, work / f"n{n}", only={"rootcause"})
+    # always ask for a build: it returns at once when neither the entries nor the code changed,
+    # and a site built by an older version of the code would measure that version
+    print(f"building the {n}-entry site ...", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, "-m", "rootcause.cli", "--root", str(project), "build", "-q", "--out", str(out)],
+                   check=True, env=snapshot_code(work))
     return out, Synth(n)
 
 

@@ -13,7 +13,7 @@ Layout under `search/`:
 - `manifest.json`: entry count, shard keys → file names, doc shard names;
 - `t/<key>.<hash>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
   shard key is <key> (2 characters, lengthened where a shard would pass 24 KB);
-- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 20 entries each.
+- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 10 entries each.
 A query fetches the manifest, one shard per query token and the doc shards of the top hits.
 """
 
@@ -42,8 +42,8 @@ FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "
 EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
 MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
 SHARD_SPLIT_BYTES = 24 * 1024
-DOCS_PER_SHARD = 20
-SUMMARY_CHARS = 180
+DOCS_PER_SHARD = 10
+SUMMARY_CHARS = 140
 MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
 

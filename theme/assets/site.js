@@ -94,12 +94,14 @@
       active = -1;
       input.removeAttribute("aria-activedescendant");
     }
-    function run() {
+    var limit = options.limit;
+    function run(event) {
       var text = input.value;
       var mine = ++serial;
+      if (event) limit = options.limit;  // a new query starts with one page of results
       if (options.onQuery) options.onQuery(text);
       if (!text.trim()) { results.textContent = ""; close(); return; }
-      index().then(function (idx) { return idx.query(text, options.limit, true); }).then(function (hits) {
+      index().then(function (idx) { return idx.query(text, limit, true); }).then(function (hits) {
         if (mine !== serial) return;  // a newer keystroke won
         results.textContent = "";
         active = -1;
@@ -110,6 +112,15 @@
           results.appendChild(none);
         }
         hits.forEach(function (hit, n) { results.appendChild(resultItem(hit, input.id + "-r", n)); });
+        if (options.more && hits.length === limit) {
+          // each page of results costs the entries' summaries: fetch more only when asked
+          var more = document.createElement("button");
+          more.type = "button";
+          more.className = "md-button rc-more";
+          more.textContent = "Show more results";
+          more.addEventListener("click", function () { limit += options.limit; run(); });
+          results.appendChild(more);
+        }
         if (options.dropdown) { results.hidden = false; input.setAttribute("aria-expanded", "true"); }
       }).catch(function (error) {
         results.textContent = "Search is unavailable: " + error.message;
@@ -136,7 +147,8 @@
   if (pageInput) {
     var run = attachSearch(pageInput, document.getElementById("rc-page-results"), {
       dropdown: false,
-      limit: 30,
+      limit: 10,
+      more: true,
       onQuery: function (text) {
         var url = new URL(window.location.href);
         if (text) url.searchParams.set("q", text); else url.searchParams.delete("q");
