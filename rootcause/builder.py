@@ -191,8 +191,9 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     if template_problems:
         raise RootcauseError(template_problems)
     page_memo = memo.setdefault("pages", {})
-    stamp = _render_stamp(root, config, asset_names, tabs)
-    keys = {page.path: _page_key(page, stamp) for page in pages if page.template == "entry.html"}
+    stamp = _render_stamp(root, config, asset_names, tabs) if keep_pages else ""
+    keys = ({page.path: _page_key(page, stamp) for page in pages if page.template == "entry.html"}
+            if keep_pages else {})
     reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
     todo = [page for page in pages if page.path not in reuse]
     files.update(reuse)
@@ -206,7 +207,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     with _progress(progress, len(todo)) as advance:
         for path, data in render_pages(renderer, todo, advance):
             emit(path, data)
-            if path in keys and keep_pages:
+            if path in keys:
                 page_memo[path] = (keys[path], data)
     return len(catalog.entries), len(pages)
 
