@@ -35,7 +35,9 @@ STOPWORDS = frozenset("""a an and are as at be but by for from has have if in in
 that the their then there these this to was were will with you your""".split())
 _RUN = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_HEXISH = re.compile(r"^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$")
+# addresses (0x7f3a2c...) and hashes (8+ hex digits, at least one a digit); short hex-looking
+# words such as bf16 or a100 are real terms
+_HEXISH = re.compile(r"^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$")
 
 FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0,
                  "examples": 0.5}
@@ -50,7 +52,7 @@ SIGNATURES = "search/signatures.json"
 
 def _volatile(token: str) -> bool:
     """Numbers of two digits or more, hex addresses and hashes: they differ from run to run."""
-    return (token.isdigit() and len(token) > 1) or (len(token) >= 4 and bool(_HEXISH.match(token)))
+    return (token.isdigit() and len(token) > 1) or bool(_HEXISH.match(token))
 
 
 def _keep(token: str) -> bool:

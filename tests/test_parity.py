@@ -384,7 +384,7 @@ def test_parse_line_cases_exercise_every_rule():
 
 # -- search tokens ---------------------------------------------------------------------------------
 TOKEN_CASES = [
-    "CUDA_VISIBLE_DEVICES=0,1", "zero_pp_rank_0_mp_rank_00_optim_states.pt", "ProcessGroupNCCL.cpp:616",
+    "CUDA_VISIBLE_DEVICES=0,1", "bf16 on an A100 with e5m2 and deadbeef12 0xdeadbeef cafebabe", "zero_pp_rank_0_mp_rank_00_optim_states.pt", "ProcessGroupNCCL.cpp:616",
     "torch.OutOfMemoryError", "getHTTPResponseCode", "XMLHttpRequest2", "IOError", "ABCdef", "aBC", "_private__x_",
     "__init__", "/data/ckpt/global_step100/mp_rank_00_model_states.pt", "C:\\Users\\me\\run.log",
     "0x7f3a2c 0xDEADBEEF deadbeef cafe 12ab a1b2c3d4e5f6 abc1 abcd 1e10 3.14 -12 007", "sha256:9f86d081884c7d65",

@@ -5,13 +5,13 @@
   var STOPWORDS = null;
   var RUN = /[A-Za-z0-9_]+/g;
   var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
-  var HEXISH = /^(?:0x[0-9a-f]+|[0-9a-f]*[0-9][0-9a-f]*)$/;
+  var HEXISH = /^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$/;
   var MAX_TERMS = 12;
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
     "that the their then there these this to was were will with you your").split(" ");
 
   function volatile(token) {
-    return (/^[0-9]+$/.test(token) && token.length > 1) || (token.length >= 4 && HEXISH.test(token));
+    return (/^[0-9]+$/.test(token) && token.length > 1) || HEXISH.test(token);
   }
 
   function keep(token, stop) {
