@@ -56,6 +56,8 @@ def run_diagnose(args) -> int:
         return _fail("--top must be at least 1")
     logs = args.logs or ["-"]
     for log in logs:
+        if log != "-" and Path(log).is_dir():
+            return _fail(f"{log}: is a folder; name the log files in it (e.g. {log.rstrip('/')}/*.log)")
         if log != "-" and not Path(log).is_file():
             return _fail(f"{log}: no such file")
     if logs.count("-") > 1:

@@ -79,6 +79,8 @@ def test_cli_exit_codes(tmp_path: Path):
     missing = run_cli("diagnose", str(tmp_path / "nope.log"))
     assert missing.returncode == 2 and b"no such file" in missing.stderr
     assert run_cli("diagnose", "--top", "0", str(healthy)).returncode == 2
+    folder = run_cli("diagnose", str(tmp_path))
+    assert folder.returncode == 2 and b"is a folder" in folder.stderr
     truncated = tmp_path / "cut.log.gz"
     truncated.write_bytes(gzip.compress(b"x" * 100000)[:50])
     assert run_cli("diagnose", str(truncated)).returncode == 2
