@@ -21,6 +21,7 @@ from .load import Located, load_yaml
 from pydantic import ValidationError
 
 from .schema import Entry, Signature
+from .search import entry_weights
 from .signatures import AnchorIndex, CompiledSignature, compile_signature, find_matches, parse_text
 from .validation import validate
 
@@ -37,6 +38,7 @@ class LoadedEntry:
     path: str                       # as shown in messages, relative to the project root
     located: Located
     signatures: list[CompiledSignature]
+    search_weights: dict[str, float] = field(default_factory=dict)  # filled where the entry is loaded
 
 
 @dataclass
@@ -89,7 +91,9 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
         compiled.release()
-    return LoadedEntry(entry, shown, located.slim(_kept_position), signatures), problems
+    loaded = LoadedEntry(entry, shown, located.slim(_kept_position), signatures)
+    loaded.search_weights = entry_weights(loaded)
+    return loaded, problems
 
 
 def _kept_position(path: tuple) -> bool:

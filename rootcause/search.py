@@ -25,11 +25,14 @@ import math
 import re
 from collections import Counter, defaultdict
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from .catalog import Catalog
 from .content import plain
 from .diagnose import MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE
 from .logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
+
+if TYPE_CHECKING:
+    from .catalog import Catalog
 
 STOPWORDS = frozenset("""a an and are as at be but by for from has have if in into is it its no not of on or
 that the their then there these this to was were will with you your""".split())
@@ -126,6 +129,17 @@ def document_fields(loaded) -> dict[str, str]:
     }
 
 
+def entry_weights(loaded) -> dict[str, float]:
+    """How strongly each search term describes one entry, before the corpus-wide idf. Computed
+    where the entry is loaded (in worker processes on large sites)."""
+    per_token: dict[str, float] = defaultdict(float)
+    for field, text in document_fields(loaded).items():
+        split = terms if field in PHRASE_FIELDS else tokens
+        for token, count in Counter(split(text)).items():
+            per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
+    return dict(per_token)
+
+
 def build_search_files(catalog: Catalog) -> dict[str, bytes]:
     """{relative path: bytes} of every search file. Shard names carry a content hash; the manifest
     keeps its name (pages do not change when the index does) and is revalidated by the browser.
@@ -136,12 +150,7 @@ def build_search_files(catalog: Catalog) -> dict[str, bytes]:
     n = len(entries)
     weights: dict[str, dict[int, float]] = defaultdict(dict)
     for number, loaded in enumerate(entries):
-        per_token: dict[str, float] = defaultdict(float)
-        for field, text in document_fields(loaded).items():
-            split = terms if field in PHRASE_FIELDS else tokens
-            for token, count in Counter(split(text)).items():
-                per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
-        for token, weight in per_token.items():
+        for token, weight in (loaded.search_weights or entry_weights(loaded)).items():
             weights[token][number] = weight
     postings: dict[str, list[list[int]]] = {}
     for token, docs in weights.items():
