@@ -15,11 +15,11 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from .config import SiteConfig
 from .errors import Diagnostic, display_path
 from .load import Located, load_yaml
-from pydantic import ValidationError
-
 from .schema import Entry, Signature
 from .search import entry_weights
 from .signatures import AnchorIndex, CompiledSignature, compile_signature, find_matches, parse_text
@@ -220,8 +220,6 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
                 for other_id, other in sorted(candidates.items()):
                     hits = [s for s in catalog.entries[other_id].signatures if find_matches(s, numbered)]
-                    for s in catalog.entries[other_id].signatures:
-                        s.release()
                     if hits:
                         line, col = loaded.located.where(("signatures", i, "examples", j))
                         problems.append(Diagnostic(
@@ -230,6 +228,8 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                             f"'{other_id}' ({catalog.entries[other_id].path})",
                             "make one of the two patterns more specific, or declare the relation in 'related' "
                             "(caused-by, causes or often-confused-with)"))
+    for sig in signatures:  # compiled once for the whole check, not once per example
+        sig.release()
     return problems
 
 
