@@ -3,7 +3,7 @@
 
 import sys
 
-from rootcause.cli import main
+from rootcause.commands.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Log-scan benchmark: `rootcause.diagnose.Scanner` against `grep -F -f` with the same literals.
+"""Log-scan benchmark: `rootcause.matching.scanner.Scanner` against `grep -F -f` with the same literals.
 
 1. Loads 1,000 synthetic entries (bench/synth.py) and takes their compiled signatures.
 2. Writes the anchors the scanner searches for (`Scanner(signatures).index.anchors`) to
@@ -126,7 +126,8 @@ def write_log(path: Path, size: int, failures: list[str], synth_words, seed: int
 # -- the child that scans (a fresh process per measurement, for its peak memory) -------------------
 
 def child_scan(signature_file: str, log: str) -> int:
-    from rootcause.diagnose import Scanner, rank, signature_from_json
+    from rootcause.matching.ranking import rank
+    from rootcause.matching.scanner import Scanner, signature_from_json
 
     data = json.loads(Path(signature_file).read_text(encoding="utf-8"))
     signatures = [signature_from_json(s) for s in data["signatures"]]
@@ -151,7 +152,7 @@ def load_signatures(n: int, work: Path):
     if not (project / "entries").is_dir() or len(list((project / "entries").glob("*.yaml"))) != n:
         print(f"generating {n} synthetic entries ...", file=sys.stderr, flush=True)
         generate(n, work / f"n{n}", only={"rootcause"})
-    from rootcause.project import open_project
+    from rootcause.entries.project import open_project
 
     print("loading the entries ...", file=sys.stderr, flush=True)
     opened, problems = open_project(project)
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     env = snapshot_code(work)   # one version of the code for this run, even if the tree is edited meanwhile
     sys.path.insert(0, str(work / "code"))
 
-    from rootcause.diagnose import Scanner
+    from rootcause.matching.scanner import Scanner
 
     catalog, words = load_signatures(args.entries, work)
     signatures = catalog.signatures()

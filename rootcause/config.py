@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import Diagnostic, display_path
-from .load import load_yaml
+from .located_yaml import load_yaml
 from .validation import validate
 
 KEBAB = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"

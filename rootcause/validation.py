@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import Diagnostic
-from .load import Located
+from .located_yaml import Located
 
 M = TypeVar("M", bound=BaseModel)
 

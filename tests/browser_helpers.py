@@ -215,7 +215,7 @@ def write_project(root: Path) -> Path:
 
 
 def build_project(root: Path, out: Path) -> Path:
-    from rootcause.builder import build
+    from rootcause.site.builder import build
 
     build(root, out=out, progress=False, force=True)
     return out
@@ -273,14 +273,15 @@ class PythonDiagnosis:
     """The command line's diagnosis on a built site's signatures.json (as `rootcause diagnose --site`)."""
 
     def __init__(self, data: dict):
-        from rootcause.diagnose import EntryInfo, Scanner, signature_from_json
+        from rootcause.matching.ranking import EntryInfo
+        from rootcause.matching.scanner import Scanner, signature_from_json
 
         self.scanner = Scanner([signature_from_json(s) for s in data["signatures"]])
         self.infos = {i: EntryInfo(i, *v) for i, v in data["entries"].items()}
         self.consequences = {k: set(v) for k, v in data["consequences"].items()}
 
     def _finish(self, scanned, top: int) -> dict:
-        from rootcause.diagnose import rank, report_json
+        from rootcause.matching.ranking import rank, report_json
 
         result = report_json(rank(scanned, self.consequences), self.infos, top)
         del result["bytes_scanned"]  # the browser counts characters, not bytes

@@ -1,4 +1,4 @@
-// The in-browser twin of rootcause/diagnose.py + signatures.py + logline.py: the same line rules,
+// The in-browser twin of rootcause/matching/ (scanner.py, ranking.py, signatures.py, logline.py): the same line rules,
 // the same signature semantics, the same ranking, on the data of search/signatures.json.
 // The tests run both on the same logs and require identical reports.
 // Works as a browser global (RootcauseMatcher), in a worker (importScripts) and in Node (require).
@@ -284,7 +284,7 @@
     return order;
   }
 
-  // The report, field for field as rootcause.diagnose.report_json (bytes_scanned aside).
+  // The report, field for field as rootcause.matching.ranking.report_json (bytes_scanned aside).
   Matcher.prototype.report = function (text, top, progress) {
     var scan = this.scan(text, progress);
     var ranked = this.rank(scan);

@@ -1,5 +1,5 @@
-// Search over the sharded index written by rootcause/search.py. Loaded on first use of a search box.
-// tokens() must stay identical to rootcause.search.tokens (tests compare them on the same inputs).
+// Search over the sharded index written by rootcause/site/search.py. Loaded on first use of a search box.
+// tokens() must stay identical to rootcause.text.tokens (tests compare them on the same inputs).
 (function (root) {
   "use strict";
   var STOPWORDS = null;
@@ -50,7 +50,7 @@
     return out;
   }
 
-  // Tokens plus neighbouring pairs, as rootcause.search.terms.
+  // Tokens plus neighbouring pairs, as rootcause.text.terms.
   function terms(text, stopwords) {
     var found = tokens(text, stopwords);
     var out = found.slice();

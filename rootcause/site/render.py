@@ -9,7 +9,6 @@ named by `theme:` in site.yml.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
@@ -19,10 +18,11 @@ from pathlib import Path, PurePosixPath
 import jinja2
 from markupsafe import Markup
 
-from .catalog import Catalog, LoadedEntry
-from .config import SiteConfig
-from .content import ContentPage, inline, markdown, plain
-from .errors import Diagnostic
+from ..config import SiteConfig
+from ..entries.catalog import Catalog, LoadedEntry
+from ..errors import Diagnostic
+from ..text import plain
+from .content import ContentPage, inline, markdown
 
 MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
                   "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "file-upload-outline",

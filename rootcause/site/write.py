@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path, PurePosixPath
 
-from .errors import Diagnostic, RootcauseError
+from ..errors import Diagnostic, RootcauseError
 
 MANIFEST = ".rootcause-build.json"
 _RENAME_EXCHANGE = 2

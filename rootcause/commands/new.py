@@ -61,8 +61,18 @@ authors: []
 """
 
 
+def add_parser(sub) -> None:
+    p = sub.add_parser("new", help="create a new entry file from a template")
+    p.add_argument("id", help="kebab-case id, e.g. nccl-watchdog-timeout")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    return new_entry(Path(args.root), args.id)
+
+
 def new_entry(root: Path, entry_id: str) -> int:
-    from .config import KEBAB, load_config
+    from ..config import KEBAB, load_config
 
     if not re.fullmatch(KEBAB, entry_id):
         print(f"'{entry_id}' is not a kebab-case id (lowercase words joined by '-'), e.g. nccl-watchdog-timeout",

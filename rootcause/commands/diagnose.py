@@ -1,4 +1,4 @@
-"""`rootcause diagnose`: the command-line face of `diagnose`, for CI pipelines and login nodes.
+"""`rootcause diagnose`: the command-line face of the matcher (`rootcause.matching`), for CI pipelines and login nodes.
 
 Signatures come from the project's entries (checked first), or from a built site's
 `search/signatures.json` with `--site`, so a copy of the built site is all a cluster needs.
@@ -11,12 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-from .diagnose import EntryInfo, Scanner, rank, report_json, signature_from_json
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
 
 
 def _from_site(folder: Path):
+    from ..matching.ranking import EntryInfo
+    from ..matching.scanner import signature_from_json
+
     path = folder / "search" / "signatures.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -31,8 +33,9 @@ def _from_site(folder: Path):
 
 
 def _from_project(root: Path):
-    from .content import plain
-    from .project import open_project
+    from ..matching.ranking import EntryInfo
+    from ..entries.project import open_project
+    from ..text import plain
 
     project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
@@ -51,7 +54,19 @@ def _fail(message: str) -> int:
     return EXIT_ERROR
 
 
-def run_diagnose(args) -> int:
+def add_parser(sub) -> None:
+    p = sub.add_parser("diagnose", help="find known failures in training logs (files, .gz, or - for stdin)")
+    p.add_argument("logs", nargs="*", default=["-"], metavar="LOG")
+    p.add_argument("--json", action="store_true", help="machine-readable report")
+    p.add_argument("--top", type=int, default=5, help="how many entries to report (default 5)")
+    p.add_argument("--site", help="use a built site's signature index instead of the project's entries")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..matching.ranking import rank, report_json
+    from ..matching.scanner import Scanner
+
     if args.top < 1:
         return _fail("--top must be at least 1")
     logs = args.logs or ["-"]

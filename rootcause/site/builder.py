@@ -14,14 +14,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
-from . import __version__
-from .errors import RootcauseError
+from .. import __version__
+from ..errors import RootcauseError
 
 if TYPE_CHECKING:
-    from .config import SiteConfig
+    from ..config import SiteConfig
 from .write import SiteWriter, check_output_folder, read_manifest
 
 
@@ -100,7 +99,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         fingerprint = input_fingerprint(root, settings)
         if read_manifest(quick_out).get("inputs") == fingerprint:
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
-    from .config import load_config
+    from ..config import load_config
 
     config, problems = load_config(root)
     if config is None:
@@ -156,10 +155,17 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
     error. Returns (entries, pages).
     """
+    from ..entries.project import open_project
     from .content import load_content
     from .feeds import atom, robots, sitemap
-    from .project import open_project
-    from .render import Card, Renderer, aggregate_pages, check_templates, entry_page, incoming_links
+    from .render import (
+        Card,
+        Renderer,
+        aggregate_pages,
+        check_templates,
+        entry_page,
+        incoming_links,
+    )
     from .search import SIGNATURES, build_search_files, build_signature_file
 
     keep_pages = memo is not None  # only a long-running caller reuses rendered pages
@@ -266,7 +272,7 @@ def render_pages(renderer, pages: list, advance=lambda: None):
 
 
 def _schema_bytes(config: "SiteConfig") -> bytes:
-    from .schema import json_schema_text
+    from ..entries.schema import json_schema_text
 
     return json_schema_text(config).encode("utf-8")
 
@@ -282,7 +288,13 @@ class _progress:
     def __enter__(self):
         if not self.enabled:
             return lambda: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self._bar = Progress(TextColumn("rendering"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                              transient=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rootcause.patterns import PLACEHOLDERS, PatternError, compile_pattern, compile_regex
-from rootcause.signatures import CompiledSignature, find_matches, parse_text
+from rootcause.matching.patterns import PLACEHOLDERS, PatternError, compile_pattern, compile_regex
+from rootcause.matching.signatures import CompiledSignature, find_matches, parse_text
 
 
 def search(pattern: str, line: str) -> bool:

@@ -17,13 +17,19 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from .config import SiteConfig
-from .errors import Diagnostic, display_path
-from .load import Located, load_yaml
+from ..config import SiteConfig
+from ..errors import Diagnostic, display_path
+from ..located_yaml import Located, load_yaml
+from ..matching.signatures import (
+    AnchorIndex,
+    CompiledSignature,
+    compile_signature,
+    find_matches,
+    parse_text,
+)
+from ..validation import validate
 from .schema import Entry, Signature
-from .search import entry_weights
-from .signatures import AnchorIndex, CompiledSignature, compile_signature, find_matches, parse_text
-from .validation import validate
+from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
 #: relations that declare two entries may share log lines (a cause and its consequence, look-alikes)
@@ -237,7 +243,7 @@ def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnos
     """A signature that fires on a log of a run that did not fail is too generic."""
     if not healthy_logs or not catalog.entries:
         return []
-    from .diagnose import Scanner
+    from ..matching.scanner import Scanner
 
     scanner = Scanner(catalog.signatures())
     problems = []

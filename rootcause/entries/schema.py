@@ -12,11 +12,19 @@ import difflib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from .config import KEBAB, SiteConfig, check_url
-from .patterns import PatternError, compile_pattern, compile_regex
+from ..config import KEBAB, SiteConfig, check_url
+from ..matching.patterns import PatternError, compile_pattern, compile_regex
 
 SCHEMA_FILE = "entry.schema.json"
 

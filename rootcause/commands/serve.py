@@ -18,8 +18,7 @@ import webbrowser
 from functools import partial
 from pathlib import Path
 
-from .builder import build
-from .errors import RootcauseError
+from ..errors import RootcauseError
 
 LIVERELOAD_JS = b"""(function () {
   var source = new EventSource("/__rootcause/events");
@@ -107,8 +106,10 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
+    from ..site.builder import build
+
     """Build if anything changed; a failed build is retried only once its inputs change again."""
-    from .builder import input_fingerprint, quick_settings
+    from ..site.builder import input_fingerprint, quick_settings
 
     inputs = input_fingerprint(root, quick_settings(root))
     if memo.get("failed_inputs") == inputs:
@@ -130,8 +131,8 @@ def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
 
 
 def _watched(root: Path) -> list[Path]:
-    from .config import load_config
-    from .render import theme_folder
+    from ..config import load_config
+    from ..site.render import theme_folder
 
     paths = [root / "site.yml", root / "entries", root / "content", theme_folder()]
     config, _ = load_config(root)
@@ -140,8 +141,22 @@ def _watched(root: Path) -> list[Path]:
     return [p for p in paths if p.exists()]
 
 
+def add_parser(sub) -> None:
+    p = sub.add_parser("serve", help="build, serve on 127.0.0.1, rebuild and reload on every change")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--open", action="store_true", help="open the site in a web browser")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    return serve(Path(args.root), host=args.host, port=args.port, open_browser=args.open)
+
+
 def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           out: Path | None = None) -> int:
+    from ..site.builder import build
+
     root = root.resolve()
     memo: dict = {}  # parsed entries and rendered pages, reused across rebuilds
     try:

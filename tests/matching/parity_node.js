@@ -1,7 +1,7 @@
-// The JavaScript half of tests/test_parity.py: runs theme/assets/matcher.js and search.js on the
+// The JavaScript half of tests/matching/test_parity.py: runs theme/assets/matcher.js and search.js on the
 // cases of a job file and prints the results as JSON, for comparison with the Python twins.
 //
-//   node tests/parity_node.js job.json
+//   node tests/matching/parity_node.js job.json
 //
 // job.json: {"signatures": path or null, "reports": [{"text", "top", "progress"?}], "lines": [str], "tokens": [str]}
 // stdout:   {"reports": [report + {"ms", "progress_calls" when asked}], "lines": [{text, rank, host, time, stream}],
@@ -10,7 +10,7 @@
 const fs = require("fs");
 const path = require("path");
 
-const assets = path.join(__dirname, "..", "theme", "assets");
+const assets = path.join(__dirname, "..", "..", "theme", "assets");
 const { Matcher, parseLine, compileRules } = require(path.join(assets, "matcher.js"));
 const { tokens, terms } = require(path.join(assets, "search.js"));
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .catalog import Catalog
-from .content import plain
+from ..entries.catalog import Catalog
+from ..text import plain
 from .render import Page
 
 FEED_SIZE = 50

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from conftest import REPO, run_cli
-from rootcause.diagnose import Scanner, rank, report_json
-from rootcause.project import open_project
+from rootcause.matching.ranking import rank, report_json
+from rootcause.matching.scanner import Scanner
+from rootcause.entries.project import open_project
 
 CASES = REPO / "tests" / "logs" / "cases"
 REPRO = REPO / "tests" / "logs" / "repro"
@@ -112,7 +113,7 @@ def test_memory_stays_flat_on_a_long_log(tmp_path: Path, scanner, catalog):
         for _ in range(60):
             f.write(line * (1_000_000 // len(line) * 1))
         f.write((REPRO / "deepspeed-0.17.6.log").read_bytes())
-    code = ("import resource,sys;from rootcause.cli import main;"
+    code = ("import resource,sys;from rootcause.commands.cli import main;"
             "rc=main(['diagnose','--json',sys.argv[1]]);"
             "sys.stderr.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss));sys.exit(rc)")
     result = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True)

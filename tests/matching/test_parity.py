@@ -20,8 +20,8 @@ import pytest
 
 from browser_helpers import (PythonDiagnosis, fixture_site, own_site, own_site_problem, signature_data,
                              write_project)
-from rootcause.logline import parse_line
-from rootcause.search import tokens
+from rootcause.matching.logline import parse_line
+from rootcause.text import tokens
 
 NODE = shutil.which("node")
 SCRIPT = Path(__file__).resolve().parent / "parity_node.js"
@@ -171,7 +171,7 @@ LOGS["rank-beyond-2-53"] = join("123456789012345678901: " + OOM)
 
 def fixture_examples(project: Path) -> dict[str, str]:
     """Every example and counter-example of the fixture entries, one case each."""
-    from rootcause.project import open_project
+    from rootcause.entries.project import open_project
 
     built, problems = open_project(project)
     assert built is not None and not [d for d in problems if d.severity == "error"], problems
@@ -301,8 +301,8 @@ SYNTHETIC_LOGS = {
 
 
 def synthetic_data(site: Path) -> dict:
-    from rootcause.schema import Signature
-    from rootcause.signatures import compile_signature
+    from rootcause.entries.schema import Signature
+    from rootcause.matching.signatures import compile_signature
 
     built = signature_data(site)
     signatures = []
@@ -399,7 +399,7 @@ TOKEN_CASES = [
 
 
 def test_tokens_are_identical_in_python_and_javascript(tmp_path):
-    from rootcause.search import terms
+    from rootcause.text import terms
 
     node = run_node({"signatures": None, "tokens": TOKEN_CASES}, tmp_path)
     javascript = node["tokens"]

@@ -18,8 +18,8 @@ import markdown_it_pyrs
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from .errors import Diagnostic, display_path
-from .load import load_yaml, read_text
+from ..errors import Diagnostic, display_path
+from ..located_yaml import load_yaml, read_text
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 #: the CommonMark rules without raw HTML (html_block, html_inline), plus tables: as `_md`
@@ -41,36 +41,6 @@ def inline(text: str) -> Markup:
     if html.startswith("<p>") and html.endswith("</p>\n") and html.count("<p>") == 1:
         return Markup(html[3:-5])
     return Markup(_md.renderInline(text or ""))  # block syntax (a leading "1." or "#"): keep it inline
-
-
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_STRONG = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1", re.S)
-_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9_])(__|_)(?=\S)(.+?)(?<=\S)\1(?![A-Za-z0-9_])", re.S)
-_SPACE = re.compile(r"\s+")
-
-
-@lru_cache(maxsize=32768)
-def plain(text: str) -> str:
-    """Inline Markdown → plain text (meta descriptions, the search index, the feed, the CLI).
-
-    A few regular expressions instead of a full parse: this runs several times per entry.
-    Code spans are kept verbatim (their `_` and `*` are literal); links keep their text.
-    """
-    pieces = []
-    last = 0
-    for match in _CODE_SPAN.finditer(text or ""):
-        pieces.append(_plain_prose(text[last:match.start()]))
-        pieces.append(match.group(2).strip())
-        last = match.end()
-    pieces.append(_plain_prose((text or "")[last:]))
-    return _SPACE.sub(" ", "".join(pieces)).strip()
-
-
-def _plain_prose(text: str) -> str:
-    text = _LINK.sub(r"\1", text)
-    text = _STRONG.sub(r"\2", text)
-    return _UNDERSCORE.sub(r"\2", text)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from rootcause.load import MAX_FILE_BYTES, load_yaml
+from rootcause.located_yaml import MAX_FILE_BYTES, load_yaml
 
 
 def load(text: str):

@@ -7,7 +7,8 @@ import yaml
 from markdown_it import MarkdownIt
 
 from conftest import REPO
-from rootcause.content import inline, markdown, plain
+from rootcause.site.content import inline, markdown
+from rootcause.text import plain
 
 REFERENCE = MarkdownIt("commonmark", {"html": False}).enable("table")
 

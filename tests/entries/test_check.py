@@ -75,7 +75,7 @@ def test_new_scaffolds_an_entry_that_check_then_explains(tmp_path: Path):
 def test_committed_json_schema_is_current():
     """Editors read entry.schema.json through each entry's first line; it must match the code."""
     from rootcause.config import load_config
-    from rootcause.schema import json_schema_text
+    from rootcause.entries.schema import json_schema_text
 
     config, _ = load_config(REPO)
     assert (REPO / "entry.schema.json").read_text(encoding="utf-8") == json_schema_text(config), \

@@ -13,7 +13,7 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from conftest import REPO, SEED_ENTRY, make_project, run_cli
-from rootcause.builder import build
+from rootcause.site.builder import build
 from rootcause.errors import RootcauseError
 
 ENTRY_SECTIONS = ["quick-answer", "signatures", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
@@ -162,7 +162,7 @@ def test_feed_is_atom_with_the_entries(site: Path):
 
 
 def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
-    from rootcause.search import terms
+    from rootcause.text import terms
 
     manifest = json.loads((site / "search" / "manifest.json").read_text())
     assert manifest["entries"] == len(bundled_ids())
@@ -188,7 +188,7 @@ def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
 
 
 def test_tokens_find_identifiers_whole_and_by_parts():
-    from rootcause.search import tokens
+    from rootcause.text import tokens
 
     assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "device"]
     assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:6] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
@@ -242,7 +242,7 @@ def test_build_refuses_to_replace_a_folder_it_did_not_write(small_project: Path)
 
 
 def test_writer_refuses_paths_outside_the_output(tmp_path: Path):
-    from rootcause.write import write_site
+    from rootcause.site.write import write_site
 
     with pytest.raises(RootcauseError):
         write_site(tmp_path / "out", {"../escape.html": b"x"})
@@ -268,7 +268,7 @@ def test_material_styles_are_served_from_the_site(site: Path):
 
 def test_a_long_running_build_reuses_unchanged_entries_and_pages(tmp_path: Path):
     """serve keeps a memo: an unchanged entry is neither parsed nor rendered again."""
-    from rootcause.builder import site_files
+    from rootcause.site.builder import site_files
 
     project = make_project(tmp_path / "p")
     text = SEED_ENTRY.read_text()

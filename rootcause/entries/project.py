@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import load_config
+from ..errors import Diagnostic
 from .catalog import Catalog, load_catalog
-from .config import load_config
-from .errors import Diagnostic
 
 
 @dataclass

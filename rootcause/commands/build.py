@@ -1,0 +1,32 @@
+"""`rootcause build`: validate everything, then write the static site atomically."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import RootcauseError
+from .output import print_diagnostics
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("build", help="validate everything and write the static site")
+    p.add_argument("--out", help="output folder (default: site.yml's 'output', usually site/)")
+    p.add_argument("--force", action="store_true", help="ignore the build cache and rebuild every page")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..site.builder import build
+
+    try:
+        result = build(Path(args.root), out=Path(args.out) if args.out else None, progress=not args.quiet,
+                       force=args.force)
+    except RootcauseError as error:
+        print_diagnostics(error.diagnostics, "text", sys.stderr)
+        print(f"build failed: {len(error.diagnostics)} problem(s); the previous site was left as it was",
+              file=sys.stderr)
+        return 1
+    print(result.summary())
+    return 0

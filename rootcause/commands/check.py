@@ -1,0 +1,49 @@
+"""`rootcause check`: validate site.yml, every entry and every page; print every problem at once."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import CODES, Diagnostic
+from .output import print_diagnostics
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("check", help="validate site.yml, entries and pages; print every problem")
+    p.add_argument("--format", choices=["text", "json", "github"], default="text",
+                   help="github prints workflow commands that show as annotations on a pull request")
+    p.add_argument("--explain", metavar="CODE", help="explain an error code, e.g. E033")
+    p.set_defaults(func=run)
+
+
+def _summary(diagnostics: list[Diagnostic], checked: int) -> str:
+    errors = sum(1 for d in diagnostics if d.severity == "error")
+    files = len({d.path for d in diagnostics})
+    if not errors:
+        return f"checked {checked} entry files: no problems"
+    return (f"checked {checked} entry files: {errors} error{'s' if errors != 1 else ''} "
+            f"in {files} file{'s' if files != 1 else ''}")
+
+
+def run(args) -> int:
+    from ..entries.project import open_project
+
+    if args.explain:
+        code = args.explain.upper()
+        if code not in CODES:
+            print(f"unknown code {args.explain}; known codes: {', '.join(CODES)}", file=sys.stderr)
+            return 2
+        print(f"{code}: {CODES[code]}")
+        return 0
+    project, diagnostics = open_project(Path(args.root))
+    if project is not None:
+        from ..site.content import load_content
+
+        diagnostics = sorted(diagnostics + load_content(project.root)[1])
+    print_diagnostics(diagnostics, args.format)
+    if args.format == "text":
+        from ..entries.catalog import entry_paths
+
+        print(_summary(diagnostics, len(entry_paths(Path(args.root)))), file=sys.stderr)
+    return 1 if any(d.severity == "error" for d in diagnostics) else 0

@@ -1,0 +1,42 @@
+"""An entry's search terms and their weights, computed where the entry is loaded (in worker
+processes on large sites) so that the site's index only adds the corpus-wide idf."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+from ..text import plain, terms, tokens
+
+FIELD_WEIGHTS = {"title": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0,
+                 "examples": 0.5}
+EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
+PHRASE_FIELDS = ("title", "signatures")
+
+
+def document_fields(loaded) -> dict[str, str]:
+    entry = loaded.entry
+    # the literal text of each signature (a regex's source would add its syntax as words)
+    signature_text = " ".join(sig.pattern or "" for sig in entry.signatures)
+    signature_text += " " + " ".join(step.pattern or "" for sig in entry.signatures for step in sig.lines or [])
+    signature_text += " " + " ".join(step.anchor for sig in loaded.signatures for step in sig.steps)
+    return {
+        "title": entry.title,
+        "signatures": signature_text,
+        "tags": " ".join(entry.tags) + " " + entry.category,
+        "systems": " ".join(entry.systems),
+        "summary": plain(entry.summary),
+        "symptoms": " ".join(plain(s.observed) for s in entry.symptoms),
+        "examples": " ".join(ex for sig in entry.signatures for ex in sig.examples)[:EXAMPLE_CHARS],
+    }
+
+
+def entry_weights(loaded) -> dict[str, float]:
+    """How strongly each search term describes one entry, before the corpus-wide idf. Computed
+    where the entry is loaded (in worker processes on large sites)."""
+    per_token: dict[str, float] = defaultdict(float)
+    for field, text in document_fields(loaded).items():
+        split = terms if field in PHRASE_FIELDS else tokens
+        for token, count in Counter(split(text)).items():
+            per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
+    return dict(per_token)

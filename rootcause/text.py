@@ -1,0 +1,106 @@
+"""Text as both the site's search and the log matcher see it: search tokens and Markdown → plain text.
+
+Tokens. Text is cut into runs of `[A-Za-z0-9_]`; each run is kept whole (lower-cased) and, when
+it is an identifier, also split into its parts at `_` and camelCase boundaries, so that
+`CUDA_VISIBLE_DEVICES` is found by `cuda_visible_devices` and by `visible`. Volatile tokens are
+dropped on both sides (numbers of two digits or more, hex addresses and hashes), as are a few
+stop words; plural words are reduced to the singular (`stem`); one-digit numbers stay, since
+`torch.Size([0])` or ZeRO stage `3` tell failures apart: a pasted message with other numbers,
+paths and names still finds its entry. theme/assets/search.js implements the same `tokens()`;
+the tests compare the two.
+
+This module sits below entries, matching and site (it imports nothing of rootcause), so the
+loader can precompute an entry's search terms and the site can index them without a loop.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+STOPWORDS = frozenset("""a an and are as at be but by for from has have if in into is it its no not of on or
+that the their then there these this to was were will with you your""".split())
+_RUN = re.compile(r"[A-Za-z0-9_]+")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# addresses (0x7f3a2c...) and hashes (8+ hex digits, at least one a digit); short hex-looking
+# words such as bf16 or a100 are real terms
+_HEXISH = re.compile(r"^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$")
+
+
+
+def _volatile(token: str) -> bool:
+    """Numbers of two digits or more, hex addresses and hashes: they differ from run to run."""
+    return (token.isdigit() and len(token) > 1) or bool(_HEXISH.match(token))
+
+
+def _keep(token: str) -> bool:
+    return (len(token) >= 2 or token.isdigit()) and token not in STOPWORDS and not _volatile(token)
+
+
+def stem(token: str) -> str:
+    """Plural to singular, roughly ('weights' → 'weight', 'entries' → 'entry'): the same on both sides."""
+    if not token.isalpha():
+        return token
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    return token
+
+
+@lru_cache(maxsize=1 << 18)
+def _run_tokens(run: str) -> tuple[str, ...]:
+    """The tokens of one `[A-Za-z0-9_]+` run; words repeat across entries, so this is memoised."""
+    whole = run.lower()
+    if _volatile(whole):
+        return ()
+    out = [stem(whole)] if _keep(whole) else []
+    parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
+    if len(parts) > 1:
+        out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
+    return tuple(out)
+
+
+def tokens(text: str) -> list[str]:
+    """Search tokens of a text, in order, with repeats (see the module docstring)."""
+    out: list[str] = []
+    for run in _RUN.findall(text):
+        out.extend(_run_tokens(run))
+    return out
+
+
+def terms(text: str) -> list[str]:
+    """Tokens plus each pair of neighbouring tokens ("size+0" for `torch.Size([0])`): pairs tell
+    apart messages made of the same words, like the shapes of two size-mismatch errors."""
+    found = tokens(text)
+    return found + [f"{a}+{b}" for a, b in zip(found, found[1:]) if a != b]
+
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_STRONG = re.compile(r"(\*\*|\*)(?=\S)(.+?)(?<=\S)\1", re.S)
+_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9_])(__|_)(?=\S)(.+?)(?<=\S)\1(?![A-Za-z0-9_])", re.S)
+_SPACE = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=32768)
+def plain(text: str) -> str:
+    """Inline Markdown → plain text (meta descriptions, the search index, the feed, the CLI).
+
+    A few regular expressions instead of a full parse: this runs several times per entry.
+    Code spans are kept verbatim (their `_` and `*` are literal); links keep their text.
+    """
+    pieces = []
+    last = 0
+    for match in _CODE_SPAN.finditer(text or ""):
+        pieces.append(_plain_prose(text[last:match.start()]))
+        pieces.append(match.group(2).strip())
+        last = match.end()
+    pieces.append(_plain_prose((text or "")[last:]))
+    return _SPACE.sub(" ", "".join(pieces)).strip()
+
+
+def _plain_prose(text: str) -> str:
+    text = _LINK.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    return _UNDERSCORE.sub(r"\2", text)
