@@ -60,7 +60,7 @@ def ensure_site(n: int, work: Path) -> tuple[Path, "Synth"]:
     # always ask for a build: it returns at once when neither the entries nor the code changed,
     # and a site built by an older version of the code would measure that version
     print(f"building the {n}-entry site ...", file=sys.stderr, flush=True)
-    subprocess.run([sys.executable, "-m", "rootcause.cli", "--root", str(project), "build", "-q", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "rootcause.commands.cli", "--root", str(project), "build", "-q", "--out", str(out)],
                    check=True, env=snapshot_code(work))
     return out, Synth(n)
 

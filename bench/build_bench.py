@@ -58,7 +58,7 @@ def prepare(n: int, work: Path, mkdocs: bool) -> dict[str, Path]:
 
 
 def rootcause_cmd(project: Path, out: Path, force: bool) -> list[str]:
-    cmd = [sys.executable, "-m", "rootcause.cli", "--root", str(project), "build", "-q", "--out", str(out)]
+    cmd = [sys.executable, "-m", "rootcause.commands.cli", "--root", str(project), "build", "-q", "--out", str(out)]
     return cmd + (["--force"] if force else [])
 
 
