@@ -38,6 +38,7 @@ CODES: dict[str, str] = {
     "E035": "an example matches another entry's signature",
     "E036": "signature matches a healthy training log",
     "E037": "counter-example matches its own signature",
+    "E038": "'persistent' given for an entry whose role is not warning",
     "E040": "content page is malformed",
     "E041": "template error",
     "E050": "output folder is unsafe",

@@ -104,3 +104,38 @@ def _plain_prose(text: str) -> str:
     text = _LINK.sub(r"\1", text)
     text = _STRONG.sub(r"\2", text)
     return _UNDERSCORE.sub(r"\2", text)
+
+
+# -- decoration ----------------------------------------------------------------------------------
+# The one normalisation of a log line, applied alike to logs, to signature examples (through
+# `matching.logline.parse_line`) and to pasted search queries; theme/assets/matcher.js and
+# search.js apply the same. What terminals, `rich`, notebooks, loggers and issue threads add to a
+# message and what is taken away:
+# - ANSI escape sequences anywhere in the line (colours, cursor moves, OSC titles and links);
+# - carriage returns, and the `^M` that a copy of one shows, become a space (progress bars
+#   redraw themselves with `\r`; the message after it is kept);
+# - a Markdown quote `> ` (or `>> `) at the start, as when a log is quoted in an issue;
+# - the frame of a `rich` panel or traceback box (`│ ... │`, `┃`, `║`) around the text;
+# - trailing white space.
+# Messages wrapped onto several lines are joined by the scanner, not here (see matching.scanner).
+DECORATION_RULES: list[tuple[str, str]] = [
+    ("ansi", r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|[@-Z\\-_])"),
+    ("carriage-return", r"\r|\^M"),
+]
+_ANSI = re.compile(DECORATION_RULES[0][1])
+_CR = re.compile(DECORATION_RULES[1][1])
+QUOTE = re.compile(r"^(?:> ?){1,8}(?=\S|$)")
+BOX = re.compile(r"^[ \t]*[│┃║](?: |$)|[ \t]*[│┃║][ \t]*$")
+
+
+def undecorate(line: str) -> str:
+    """A log line without the decoration listed above (see the comment before DECORATION_RULES)."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if "\r" in line or "^M" in line:
+        line = _CR.sub(" ", line)
+    if line.startswith(">"):
+        line = QUOTE.sub("", line)
+    if "│" in line or "┃" in line or "║" in line:
+        line = BOX.sub("", line)
+    return line.rstrip()

@@ -2,7 +2,11 @@
 
 Signatures come from the project's entries (checked first), or from a built site's
 `search/signatures.json` with `--site`, so a copy of the built site is all a cluster needs.
-Exit status: 0 a known failure was found, 1 none found, 2 usage or input error.
+Errors that no signature explains are searched in the site's search index (the same one the
+site's search box uses) for a separate "possibly related" tier.
+
+Exit status: 0 a known failure was found; 1 no failure found; 3 the log shows a failure that no
+entry explains; 2 usage or input error.
 """
 
 from __future__ import annotations
@@ -11,13 +15,24 @@ import json
 import sys
 from pathlib import Path
 
+EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
+POSSIBLE_PER_FAILURE = 3
 
-EXIT_FOUND, EXIT_NONE, EXIT_ERROR = 0, 1, 2
+
+def _infos_from_site(entries: dict):
+    from ..matching.ranking import EntryInfo, Persistence
+
+    infos = {}
+    for entry_id, row in entries.items():
+        role = row[4] if len(row) > 4 else "cause"
+        persistent = Persistence(*row[5]) if len(row) > 5 and row[5] else None
+        infos[entry_id] = EntryInfo(entry_id, row[0], row[1], row[2], row[3], role, persistent)
+    return infos
 
 
 def _from_site(folder: Path):
-    from ..matching.ranking import EntryInfo
     from ..matching.scanner import signature_from_json
+    from ..site.search import SearchIndex
 
     path = folder / "search" / "signatures.json"
     try:
@@ -27,14 +42,19 @@ def _from_site(folder: Path):
     except ValueError as exc:
         raise SystemExit(_fail(f"{path}: not a signature index ({exc})"))
     signatures = [signature_from_json(s) for s in data["signatures"]]
-    infos = {i: EntryInfo(i, v[0], v[1], v[2], v[3]) for i, v in data["entries"].items()}
+    infos = _infos_from_site(data["entries"])
     consequences = {k: set(v) for k, v in data["consequences"].items()}
-    return signatures, infos, consequences, folder.resolve().as_posix() + "/"
+    try:
+        index = SearchIndex.from_folder(folder)
+    except (OSError, ValueError, KeyError):
+        index = None   # an older or partial copy of the site: no "possibly related" tier
+    return signatures, infos, consequences, folder.resolve().as_posix() + "/", index
 
 
 def _from_project(root: Path):
-    from ..matching.ranking import EntryInfo
     from ..entries.project import open_project
+    from ..matching.ranking import EntryInfo, Persistence
+    from ..site.search import SearchIndex, build_search_files
     from ..text import plain
 
     project, problems = open_project(root)
@@ -44,9 +64,41 @@ def _from_project(root: Path):
             print(d, file=sys.stderr)
         raise SystemExit(_fail("the entries have errors (run `rootcause check`); or use --site with a built site"))
     catalog = project.catalog
-    infos = {i: EntryInfo(i, l.entry.title, plain(l.entry.summary), f"entries/{i}/", plain(l.entry.fix[0].step))
-             for i, l in catalog.entries.items()}
-    return catalog.signatures(), infos, catalog.consequences(), catalog.config.base_url
+    infos = {}
+    for i, loaded in catalog.entries.items():
+        e = loaded.entry
+        persistent = Persistence(e.persistent.count, e.persistent.within) if e.persistent else None
+        infos[i] = EntryInfo(i, e.title, plain(e.summary), f"entries/{i}/", plain(e.fix[0].step), e.role, persistent)
+    index = SearchIndex(build_search_files(catalog))
+    return catalog.signatures(), infos, catalog.consequences(), catalog.config.base_url, index
+
+
+def query_text(failure: dict) -> str:
+    """What to search for: the error's own words, and the frame that raised it (its file and
+    function often name the subsystem: a DeepSpeed engine, a DataLoader worker, FSDP)."""
+    from ..matching.incident import INCOMPLETE_TRACEBACK
+
+    text = "" if failure["text"] == INCOMPLETE_TRACEBACK else failure["text"]
+    location = failure.get("location") or ""
+    if location.startswith('File "'):
+        path, _, rest = location[6:].partition('"')
+        location = " ".join(path.split("/")[-3:]) + rest
+    return f"{text} {location}".strip()
+
+
+def possible_entries(index, unknown: list[dict], infos: dict) -> list[dict]:
+    """For each unexplained failure, the entries whose text is closest to it: a separate tier,
+    never a diagnosis. A hit must share at least two search terms with the error."""
+    tiers = []
+    if index is None:
+        return tiers
+    for number, failure in enumerate(unknown):
+        hits = [h for h in index.query(query_text(failure), limit=POSSIBLE_PER_FAILURE * 2) if h["matched"] >= 2]
+        entries = [{"entry": h["id"], "title": h["title"], "url": infos[h["id"]].url if h["id"] in infos
+                    else f"entries/{h['id']}/", "score": h["score"]} for h in hits[:POSSIBLE_PER_FAILURE]]
+        if entries:
+            tiers.append({"unknown": number, "text": failure["text"], "entries": entries})
+    return tiers
 
 
 def _fail(message: str) -> int:
@@ -78,24 +130,29 @@ def run(args) -> int:
     if logs.count("-") > 1:
         return _fail("standard input ('-') can be read only once")
     try:
-        signatures, infos, consequences, base = (_from_site(Path(args.site)) if args.site
-                                                 else _from_project(Path(args.root)))
+        signatures, infos, consequences, base, index = (_from_site(Path(args.site)) if args.site
+                                                        else _from_project(Path(args.root)))
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
     scanner = Scanner(signatures)
     try:
-        report = rank(scanner.scan_paths(logs), consequences)
+        report = rank(scanner.scan_paths(logs), consequences, infos)
     except OSError as exc:
         return _fail(f"cannot read the log: {exc}")
     except EOFError:
         return _fail("the compressed log is truncated")
     data = report_json(report, infos, args.top)
+    data["possible"] = possible_entries(index, data["unknown"], infos)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_text(data, base)
-    return EXIT_FOUND if data["results"] else EXIT_NONE
+    return exit_status(data)
+
+
+def exit_status(data: dict) -> int:
+    return {"known": EXIT_FOUND, "consequences": EXIT_FOUND, "unknown": EXIT_UNKNOWN}.get(data["status"], EXIT_NONE)
 
 
 def _who(line: dict) -> str:
@@ -105,9 +162,7 @@ def _who(line: dict) -> str:
     return " ".join(parts)
 
 
-def _stream_label(stream: str) -> str:
-    host, _, rank_text = stream.rpartition("#")
-    return " ".join(p for p in (host, f"rank {rank_text}" if rank_text else "") if p)
+ROLE_LABEL = {"cause": "cause", "consequence": "consequence of a failure elsewhere", "warning": "warning"}
 
 
 def _print_text(data: dict, base: str) -> None:
@@ -116,20 +171,31 @@ def _print_text(data: dict, base: str) -> None:
 
     console = Console(highlight=False, soft_wrap=True)
     scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
-    if not data["results"]:
-        console.print(f"No known failure found in {scanned}.")
-        return
+    console.print(f"[bold]{escape(data['headline'])}[/bold]")
     first = data["first_failure"]
-    console.print(f"Scanned {scanned}; {len(data['results'])} known failure(s), most likely cause first.")
-    if first and (first.get("rank") is not None or first.get("host")):
-        text = f"First failure: {_who(first)} at line {first['line']}."
-        if data["consequence_streams"]:
-            text += " Only consequences on " + ", ".join(_stream_label(s) for s in data["consequence_streams"]) + "."
-        console.print(f"[bold]{escape(text)}[/bold]")
+    if first:
+        where = f"line {first['line']}" + (f", {first['time']}" if first.get("time") else "")
+        console.print(f"[dim]{escape(where)}: {escape(first['text'][:300])}[/dim]")
+        for reason in first.get("evidence", []):
+            console.print(f"[dim]  · {escape(reason)}[/dim]")
+    console.print(f"[dim]Scanned {scanned}.[/dim]")
+    if data["unknown"]:
+        console.print()
+        console.print("[bold]Errors no entry explains[/bold]")
+        for failure in data["unknown"]:
+            who = _who(failure)
+            console.print(f"  {failure['line']:>7}  " + (f"[{escape(who)}] " if who else "") + escape(failure["text"]))
+            if failure.get("location"):
+                console.print(f"           [dim]{escape(failure['location'])}[/dim]")
+    for tier in data["possible"]:
+        console.print()
+        console.print(f"[bold]Possibly related, no signature matched[/bold] [dim](to: {escape(tier['text'][:80])})[/dim]")
+        for hit in tier["entries"]:
+            console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
     for number, result in enumerate(data["results"], 1):
         console.print()
-        console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}, confidence "
-                      f"{result['confidence']})[/dim]")
+        console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}; "
+                      f"{ROLE_LABEL[result['role']]}; match {escape(result['confidence_text'].split(':')[0])})[/dim]")
         console.print(f"   {escape(result['summary'])}")
         for line in result["lines"]:
             who = _who(line)
@@ -140,3 +206,9 @@ def _print_text(data: dict, base: str) -> None:
         if result["fix"]:
             console.print(f"   [bold]First step:[/bold] {escape(result['fix'])}")
         console.print(f"   [dim]{escape(base + result['url'])}[/dim]")
+    if data["notes"]:
+        console.print()
+        console.print("[bold]Notes[/bold] [dim](benign warnings, not the failure)[/dim]")
+        for note in data["notes"]:
+            console.print(f"  - {escape(note['title'])} [dim]({note['count']}×, first at line "
+                          f"{note['lines'][0]['line'] if note['lines'] else '?'}; {escape(base + note['url'])})[/dim]")

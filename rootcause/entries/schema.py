@@ -209,6 +209,18 @@ class Affected(Strict):
     _system = field_validator("system")(lambda cls, v, info: _in_vocabulary(v, info, "systems"))
 
 
+class Persistent(Strict):
+    """When a warning stops being benign: its signatures matched on at least `count` lines within
+    `within` consecutive lines of the log (e.g. a loss-scale warning on every step rather than a
+    burst during warm-up)."""
+
+    count: int = Field(ge=2, le=5000, description="How many matched lines make the warning a failure.")
+    within: int = Field(ge=2, le=1_000_000, description="Window, in log lines, in which `count` matches must fall.")
+
+
+ROLES = ("cause", "consequence", "warning")
+
+
 class Entry(Strict):
     """One failure."""
 
@@ -220,6 +232,13 @@ class Entry(Strict):
     phase: str = Field(description="A phase id from site.yml: where the failure surfaces.")
     severity: str = Field(description="A severity id from site.yml.")
     tags: list[str] = Field(default_factory=list, description="Tag ids from site.yml.")
+    role: Literal["cause", "consequence", "warning"] = Field(
+        description="What a match of this entry's signatures means in a log. `cause`: a failure in its own right. "
+        "`consequence`: printed by ranks or launchers because something failed elsewhere (peer errors, watchdog "
+        "timeouts, ChildFailedError); diagnosis looks for the cause before it. `warning`: benign unless it persists "
+        "(see `persistent`); reported as a note, never as the failure.")
+    persistent: Persistent | None = Field(None, description="Only for `role: warning`: how often the warning must "
+                                          "appear before it counts as a failure.")
     signatures: list[Signature] = Field(min_length=1, description="Error texts that identify this failure.")
     symptoms: list[Symptom] = Field(default_factory=list, description="What you observe | why it happens.")
     root_cause: Text = Field(description="The mechanism, precisely (Markdown).")
@@ -240,6 +259,15 @@ class Entry(Strict):
         lambda cls, value, info: _in_vocabulary(value, info, {
             "category": "categories", "systems": "systems", "phase": "phases",
             "severity": "severities", "tags": "tags"}[info.field_name]))
+
+    @field_validator("persistent")
+    @classmethod
+    def _persistent_only_for_warnings(cls, value, info: ValidationInfo):
+        role = info.data.get("role")
+        if value is not None and role is not None and role != "warning":
+            raise PydanticCustomError("role", "'persistent' is only meaningful for role: warning, not {role}",
+                                      {"role": role, "code": "E038", "hint": "remove 'persistent', or set role: warning"})
+        return value
 
     @property
     def published(self) -> dt.date:

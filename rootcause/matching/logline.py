@@ -8,7 +8,8 @@ NCCL writes `host:pid:tid [gpu] NCCL ...`, DeepSpeed's logger writes
 device, used as its rank only when no launcher prefix gave one (true on one node, where the
 device index is the local rank).
 
-The rules are data: each is a portable regular expression (RE2 = JavaScript) tried at the start
+Before the prefixes, the line loses its decoration (ANSI colours, carriage returns, an issue's
+`> ` quote, a `rich` box frame: `rootcause.text.undecorate`). The rules are data: each is a portable regular expression (RE2 = JavaScript) tried at the start
 of the line, in order, repeatedly, until none applies. The browser receives the same list
 (`rules_for_javascript`), so both sides split lines identically.
 """
@@ -18,15 +19,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text import undecorate
+
 MAX_LINE = 4096  # longer lines are cut: bounds regex work per line on both sides
 MAX_PREFIXES = 6
 
 #: (name, regex, which group holds the rank or host). Order matters: specific before generic.
 RULES: list[tuple[str, str, str]] = [
-    ("ansi", r"^\x1b\[[0-9;]*[A-Za-z]", ""),
     ("iso-time", r"^\[?[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?(?:Z|[-+][0-9]{2}:?[0-9]{2})?\]?:?[ \t]*", "time"),
-    ("glog", r"^[IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+ +[0-9]+ [^ \]]+\] ?", "time"),
+    ("glog", r"^([IWEF][0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]+) +[0-9]+ [^ \]]+\] ?", "time"),
     ("level", r"^\[(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\][ \t]*", ""),
+    # `accelerate test` and other wrappers that relay a child's streams
+    ("stdio", r"^(?:stderr|stdout): ", ""),
     ("source", r"^\[[A-Za-z0-9_.\-]+\.py:[0-9]+(?::[A-Za-z0-9_<>]+)?\][ \t]*", ""),
     ("deepspeed-rank", r"^\[Rank ([0-9]{1,6})\][ \t]*", "rank"),
     ("torchrun", r"^\[(?:rank|default|[a-z_]{1,32}?)([0-9]{1,6})\]:[ \t]?", "rank"),
@@ -59,7 +63,7 @@ class LogLine:
 
 def parse_line(raw: str) -> LogLine:
     """Strip launcher prefixes; keep the last rank and host seen, the first timestamp."""
-    text = raw[:MAX_LINE].rstrip("\r\n")
+    text = undecorate(raw[:MAX_LINE])
     rank = host = time = None
     for _ in range(MAX_PREFIXES):
         for _name, regex, groups in _COMPILED:
@@ -76,7 +80,7 @@ def parse_line(raw: str) -> LogLine:
                 if rank is None:
                     rank = int(match.group(2))
             elif groups == "time" and time is None:
-                time = match.group(0).strip(" \t[]:")
+                time = (match.group(1) if match.re.groups else match.group(0)).strip(" \t[]:")
             text = text[match.end():]
             break
         else:

@@ -1,18 +1,27 @@
-"""Rank the entries a scan found and find the first failure.
+"""From a scan to a report: findings per entry, the incident, and the report itself.
 
-The entry with the most specific evidence comes first (literal characters matched, a multi-line
-match over a single line, several independent signatures), then a declared cause moves above
-its consequences when both are present: the NCCL watchdog timeouts on the ranks that waited
-rank below the crash on the rank that failed.
+Each entry whose signatures matched becomes a finding, scored by the strength of its evidence
+(literal characters matched, a multi-line match over a single line, several independent
+signatures); `incident.build_incident` orders findings by role and evidence (causes before
+consequences, the first failing process first, warnings as notes), and declared relations
+refine the order within each role: a declared cause moves above its declared consequences.
+
+The JSON report (`report_json`) is the contract that the text report, `--json` and the
+browser share; it is documented in the README.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .logline import LogLine
+from .incident import Failure, Incident, LogModel, build_incident
 from .scanner import MAX_LINES_SHOWN, Report
 from .signatures import CompiledSignature, Match
+
+@dataclass(frozen=True)
+class Persistence:
+    count: int
+    within: int
 
 
 @dataclass
@@ -24,6 +33,8 @@ class EntryInfo:
     summary: str
     url: str
     fix: str
+    role: str = "cause"
+    persistent: Persistence | None = None
 
 
 @dataclass
@@ -32,6 +43,9 @@ class Finding:
     score: int
     confidence: str
     matches: list[Match] = field(default_factory=list)
+    match_lines: list[int] = field(default_factory=list)   # first line of every match found (bounded)
+    first_text: str = ""
+    persisted: bool = False
 
     @property
     def first_line(self) -> int:
@@ -42,8 +56,7 @@ def specificity(sig: CompiledSignature) -> int:
     return getattr(sig, "_specificity", None) or sig.specificity
 
 
-def rank(report: Report, consequences: dict[str, set[str]]) -> Report:
-    """Group matches by entry, score, order causes above their consequences, find the first failure."""
+def findings_of(report: Report) -> list[Finding]:
     by_entry: dict[str, list[Match]] = {}
     for match in report.matches:
         by_entry.setdefault(match.signature.entry_id, []).append(match)
@@ -54,41 +67,44 @@ def rank(report: Report, consequences: dict[str, set[str]]) -> Report:
         score = best + 10 * (len(distinct) - 1)
         multiline = any(s.multiline for s in distinct.values())
         confidence = "high" if multiline or best >= 40 or len(distinct) > 1 else "medium" if best >= 25 else "low"
-        findings.append(Finding(entry_id, score, confidence, matches))
+        first = min(matches, key=lambda m: m.lines[0])
+        line = report.hit_lines.get(first.lines[0])
+        findings.append(Finding(entry_id, score, confidence, matches, sorted(report.match_lines.get(entry_id, [])),
+                                line.text if line else ""))
     findings.sort(key=lambda f: (-f.score, f.first_line, f.entry))
-    findings = _causes_first(findings, consequences)
-    report.findings = findings
-    if findings:
-        top = findings[0]
-        report.first_failure = _first_failure(top, report.hit_lines)
-        cause_streams = {m.stream for m in top.matches}
-        downstream = consequences.get(top.entry, set())
-        report.consequence_streams = sorted({m.stream for f in findings if f.entry in downstream
-                                             for m in f.matches if m.stream and m.stream not in cause_streams})
+    return findings
+
+
+def rank(report: Report, consequences: dict[str, set[str]], infos: dict[str, EntryInfo] | None = None) -> Report:
+    """Findings, then the incident; sets `report.incident` (and the legacy fields) and returns the report."""
+    infos = infos or {}
+    model = report.model or LogModel()
+    incident = build_incident(model, findings_of(report), infos, report.hit_lines)
+    roles = {f.entry: _role(f, infos) for f in incident.findings}
+    incident.findings = _causes_first(incident.findings, consequences, roles)
+    report.incident = incident
+    report.findings = incident.findings
+    report.first_failure = incident.first
+    report.consequence_streams = incident.consequence_streams
     return report
 
 
-def _first_failure(top: Finding, hit_lines: dict[int, LogLine]) -> dict:
-    """The earliest matched line of the top finding that names its process (rank or host);
-    an unprefixed line (a warning printed without the launcher's prefix) names none."""
-    ordered = sorted(top.matches, key=lambda m: m.lines[0])
-    for match in ordered:
-        for number in match.lines:
-            line = hit_lines.get(number)
-            if line is not None and (line.rank is not None or line.host):
-                return {"line": number + 1, "stream": match.stream, "rank": line.rank, "host": line.host}
-    first = ordered[0]
-    return {"line": first.lines[0] + 1, "stream": first.stream, "rank": None, "host": None}
+def _role(finding: Finding, infos: dict[str, EntryInfo]) -> str:
+    info = infos.get(finding.entry)
+    role = info.role if info else "cause"
+    return "cause" if finding.persisted else role
 
 
-def _causes_first(findings: list[Finding], consequences: dict[str, set[str]]) -> list[Finding]:
-    """Move each matched cause directly above the highest of its matched consequences."""
+def _causes_first(findings: list[Finding], consequences: dict[str, set[str]], roles: dict[str, str]) -> list[Finding]:
+    """Move each matched cause directly above the highest of its matched consequences, never
+    across roles (a consequence entry stays below every cause)."""
     order = list(findings)
     for _ in range(len(order) * len(order) + 1):
         moved = False
         position = {f.entry: i for i, f in enumerate(order)}
         for cause in order:
-            above = [position[c] for c in consequences.get(cause.entry, ()) if c in position and position[c] < position[cause.entry]]
+            above = [position[c] for c in consequences.get(cause.entry, ())
+                     if c in position and position[c] < position[cause.entry] and roles.get(c) == roles.get(cause.entry)]
             if above:
                 order.remove(cause)
                 order.insert(min(above), cause)
@@ -99,35 +115,126 @@ def _causes_first(findings: list[Finding], consequences: dict[str, set[str]]) ->
     return order
 
 
+# -- the report ------------------------------------------------------------------------------------
+CONFIDENCE_WORDS = {
+    "high": "strong: the full error text matched, with its context or several of the entry's messages",
+    "medium": "good: a specific error message matched",
+    "low": "weak: only a short or generic message matched",
+}
+
+
+def _lines_of(finding: Finding, report: Report) -> list[dict]:
+    lines = []
+    for match in finding.matches:
+        for number in match.lines:
+            line = report.hit_lines.get(number)
+            lines.append({"line": number + 1, "rank": line.rank if line else None,
+                          "host": line.host if line else None, "text": line.text if line else ""})
+    return sorted({l["line"]: l for l in lines}.values(), key=lambda l: l["line"])
+
+
+def _entry_json(finding: Finding, report: Report, infos: dict[str, EntryInfo]) -> dict:
+    info = infos.get(finding.entry)
+    lines = _lines_of(finding, report)
+    ranks = sorted({l["rank"] for l in lines if l["rank"] is not None})
+    return {
+        "entry": finding.entry,
+        "title": info.title if info else finding.entry,
+        "summary": info.summary if info else "",
+        "url": info.url if info else "",
+        "role": "cause" if finding.persisted else (info.role if info else "cause"),
+        "confidence": finding.confidence,
+        "confidence_text": CONFIDENCE_WORDS[finding.confidence],
+        "score": finding.score,
+        "signatures": sorted({m.signature.index + 1 for m in finding.matches}),
+        "ranks": ranks,
+        "count": len(finding.match_lines),
+        "lines": lines[:MAX_LINES_SHOWN],
+        "more_lines": max(0, len(lines) - MAX_LINES_SHOWN),
+        "fix": info.fix if info else "",
+    }
+
+
+def _failure_json(failure: Failure) -> dict:
+    return {"line": failure.line + 1, "rank": failure.rank, "host": failure.host, "stream": failure.stream,
+            "time": failure.time, "kind": failure.kind, "text": failure.text, "location": failure.location}
+
+
 def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
-    results = []
-    for finding in report.findings[:top]:
-        info = infos.get(finding.entry)
-        lines = []
-        for match in finding.matches:
-            for number in match.lines:
-                line = report.hit_lines.get(number)
-                lines.append({"line": number + 1, "rank": line.rank if line else None,
-                              "host": line.host if line else None, "text": line.text if line else ""})
-        lines = sorted({(l["line"]): l for l in lines}.values(), key=lambda l: l["line"])
-        results.append({
-            "entry": finding.entry,
-            "title": info.title if info else finding.entry,
-            "summary": info.summary if info else "",
-            "url": info.url if info else "",
-            "confidence": finding.confidence,
-            "score": finding.score,
-            "signatures": sorted({m.signature.index + 1 for m in finding.matches}),
-            "lines": lines[:MAX_LINES_SHOWN],
-            "more_lines": max(0, len(lines) - MAX_LINES_SHOWN),
-            "fix": info.fix if info else "",
-        })
-    first = report.first_failure
+    incident: Incident = report.incident
+    results = [_entry_json(f, report, infos) for f in incident.findings[:top]]
+    notes = [_entry_json(f, report, infos) for f in incident.notes]
+    first = incident.first
     return {
         "lines_scanned": report.lines_scanned,
         "bytes_scanned": report.bytes_scanned,
+        "status": incident.status,
+        "headline": headline(incident, infos),
         "results": results,
         "first_failure": first,
-        "consequence_streams": report.consequence_streams,
+        "unknown": [_failure_json(u) for u in incident.unknown[:top]],
+        "possible": [],
+        "notes": notes,
+        "consequence_streams": incident.consequence_streams,
+        "launcher": [{"line": r.line + 1, "source": r.source, "rank": r.rank, "local_rank": r.local_rank,
+                      "host": r.host, "exitcode": r.exitcode, "time": r.time, "root": r.root, "message": r.message}
+                     for r in incident.launcher[:32]],
     }
+
+
+def where(rank: int | None, host: str | None) -> str:
+    if rank is not None and host:
+        return f"rank {rank} on {host}"
+    if rank is not None:
+        return f"rank {rank}"
+    if host:
+        return host
+    return ""
+
+
+def _streams_text(streams: list[str]) -> str:
+    ranks = []
+    for stream in streams:
+        host, _, rank = stream.partition("#")
+        ranks.append(f"rank {rank}" if rank else host)
+    if len(ranks) > 4:
+        return f"{len(ranks)} other processes"
+    if len(ranks) == 1:
+        return ranks[0]
+    return ", ".join(ranks[:-1]) + " and " + ranks[-1]
+
+
+def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
+    """One sentence: what failed first, where, and what the others show because of it."""
+    first = incident.first
+    if incident.status == "none":
+        notes = len(incident.notes)
+        return "No failure found." + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
+    place = where(first.get("rank"), first.get("host")) if first else ""
+    if incident.status == "consequences":
+        info = infos.get(first["entry"]) if first else None
+        title = info.title if info else first["entry"]
+        text = f"Only consequences of a failure are in this log ({title})"
+        text += f"; the evidence points at {place}." if place else "; the failing process's own error is not in it."
+        return text
+    subject = f"{place[0].upper()}{place[1:]} failed first" if place else "The first failure"
+    if incident.status == "known":
+        info = infos.get(first["entry"])
+        sentence = f"{subject}: {info.title if info else first['entry']}."
+    else:
+        location = f" ({_short_location(first.get('location'))})" if first.get("location") else ""
+        sentence = f"{subject} with an error no entry explains: {first['text']}{location}."
+    if incident.consequence_streams:
+        sentence += f" {_streams_text(incident.consequence_streams)} then show{'s' if len(incident.consequence_streams) == 1 else ''} consequences of it."
+    return sentence
+
+
+def _short_location(location: str | None) -> str:
+    if not location:
+        return ""
+    # 'File "/a/b/train.py", line 42, in main' → 'train.py, line 42, in main'
+    if location.startswith('File "'):
+        path, _, rest = location[6:].partition('"')
+        return f"{path.rsplit('/', 1)[-1]}{rest}"
+    return location

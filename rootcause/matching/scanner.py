@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterable
 
 import re2
 
+from .events import ANCHORS as EVENT_ANCHORS
+from .events import recognise
+from .incident import LogModel
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import Compiled, escape
 from .signatures import AnchorIndex, CompiledSignature, Match, find_matches
@@ -26,6 +30,11 @@ CHUNK = 1 << 22
 MAX_HITS_PER_SIGNATURE = 5_000
 MAX_MATCHES_PER_SIGNATURE = 20
 MAX_LINES_SHOWN = 12
+#: a space in an anchor also matches a line break with indentation: a message that a terminal,
+#: `rich` or a logger wrapped at a space still reaches the matcher, as one joined line
+WRAP = r"(?:[ \t]+|[ \t]*\n[ \t]*)"
+#: a line this long or longer may continue on the next line (wrapped without a space at the end)
+MIN_WRAPPED = 40
 
 
 @dataclass
@@ -34,9 +43,18 @@ class Report:
     bytes_scanned: int = 0
     matches: list[Match] = field(default_factory=list)
     hit_lines: dict[int, LogLine] = field(default_factory=dict)
-    findings: list = field(default_factory=list)   # ranking.Finding, set by ranking.rank
+    match_lines: dict[str, list[int]] = field(default_factory=dict)   # entry → first line of each match
+    model: LogModel | None = None
+    incident: object = None                         # ranking.rank sets it (incident.Incident)
+    findings: list = field(default_factory=list)
     first_failure: dict | None = None
     consequence_streams: list[str] = field(default_factory=list)
+
+
+def prefilter_regex(anchors: Iterable[str]) -> str:
+    """One alternation of every anchor, longest first, with spaces that also match a wrap."""
+    return "|".join(WRAP.join(escape(word) for word in re.split(r"[ ]+", anchor))
+                    for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)))
 
 
 def signature_from_json(data: dict) -> CompiledSignature:
@@ -68,12 +86,13 @@ class Scanner:
         options = re2.Options()
         options.max_mem = 512 << 20
         options.log_errors = False
-        alternation = "|".join(escape(anchor) for anchor in sorted(self.index.anchors, key=len, reverse=True))
-        self.prefilter = re2.compile(alternation.encode(), options) if alternation else None
+        alternation = prefilter_regex(list(self.index.anchors) + list(EVENT_ANCHORS))
+        self.prefilter = re2.compile(alternation.encode(), options)
+        self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS), options)
 
     # -- scanning -------------------------------------------------------------------------------
     def scan_paths(self, paths: Iterable[str | Path]) -> Report:
-        report = Report()
+        report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
         offset = 0
         for path in paths:
@@ -83,7 +102,7 @@ class Scanner:
         return report
 
     def scan_text(self, text: str) -> Report:
-        report = Report()
+        report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
         self._scan_stream(io.BytesIO(text.encode()), report, per_signature, 0)
         self._match(report, per_signature)
@@ -124,23 +143,39 @@ class Scanner:
     def _scan_block(self, data: bytes, end: int, line_number: int, report: Report, per_signature: dict) -> int:
         """Find candidate lines in data[:end] (whole lines only); return the next line number."""
         position = 0
-        if self.prefilter is not None:
-            search = self.prefilter.search
-            while True:
-                match = search(data, position, end)
-                if match is None:
-                    break
-                start = data.rfind(b"\n", 0, match.start()) + 1
-                stop = data.find(b"\n", match.start(), end)
-                line_number += data.count(b"\n", position, start)
-                self._take_line(data[start:stop], line_number, report, per_signature)
-                line_number += 1
-                position = stop + 1
+        search = self.prefilter.search
+        while True:
+            match = search(data, position, end)
+            if match is None:
+                break
+            start = data.rfind(b"\n", 0, match.start()) + 1
+            # a wrapped anchor spans line breaks: the candidate is every line it touches
+            stop = data.find(b"\n", max(match.end() - 1, match.start()), end)
+            line_number += data.count(b"\n", position, start)
+            raw = data[start:stop]
+            following = None
+            if stop + 1 < end:
+                after = data.find(b"\n", stop + 1, end)
+                following = data[stop + 1:after]
+            self._take_line(raw, line_number, report, per_signature, following)
+            line_number += raw.count(b"\n") + 1
+            position = stop + 1
         return line_number + data.count(b"\n", position, end)
 
-    def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict) -> None:
-        line = parse_line(raw.decode("utf-8", "replace"))
+    def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
+                   following: bytes | None) -> None:
+        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self.index.candidates(line.text)
+        if candidates and following and len(raw) >= MIN_WRAPPED and not any(
+                sig.step_regexes[0].search(line.text) or any(r.search(line.text) for r in sig.step_regexes[1:])
+                for sig in candidates):
+            joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")])
+            if joined is not line and any(any(r.search(joined.text) for r in sig.step_regexes) for sig in candidates):
+                line = joined
+        if self._events.search(line.text):
+            event = recognise(line.text)
+            if event is not None:
+                report.model.feed(number, line, *event)
         if not candidates:
             return
         report.hit_lines[number] = line
@@ -155,8 +190,26 @@ class Scanner:
             numbered = per_signature.get(id(sig))
             if not numbered:
                 continue
-            for match in find_matches(sig, numbered, first_only=False)[:MAX_MATCHES_PER_SIGNATURE]:
+            found = find_matches(sig, numbered, first_only=False)
+            if found:
+                report.match_lines.setdefault(sig.entry_id, []).extend(m.lines[0] for m in found)
+            for match in found[:MAX_MATCHES_PER_SIGNATURE]:
                 report.matches.append(match)
                 kept.update(match.lines)
         report.hit_lines = {n: line for n, line in report.hit_lines.items() if n in kept}
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
+
+
+def join_lines(physical: list[str]) -> LogLine:
+    """Physical lines of one wrapped message → one parsed line (prefixes of the first; the
+    continuation lines' own prefixes removed when they belong to the same process)."""
+    first = parse_line(physical[0])
+    if len(physical) == 1:
+        return first
+    texts = [first.text]
+    for raw in physical[1:]:
+        more = parse_line(raw)
+        if more.stream and first.stream and more.stream != first.stream:
+            break
+        texts.append(more.text.strip())
+    return LogLine(text=" ".join(t for t in texts if t)[:MAX_LINE], rank=first.rank, host=first.host, time=first.time)

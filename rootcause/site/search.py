@@ -17,6 +17,7 @@ import hashlib
 import json
 import math
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..entries.terms import entry_weights
@@ -26,7 +27,9 @@ from ..matching.scanner import (
     MAX_LINES_SHOWN,
     MAX_MATCHES_PER_SIGNATURE,
 )
-from ..text import STOPWORDS, plain
+from ..matching.events import ANCHORS as EVENT_ANCHORS
+from ..matching.events import rules_for_javascript as event_rules
+from ..text import DECORATION_RULES, STOPWORDS, plain, terms, tokens
 
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
@@ -129,11 +132,15 @@ def build_signature_file(catalog: Catalog) -> bytes:
     entries = {}
     for entry_id, loaded in catalog.entries.items():
         e = loaded.entry
-        entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step)]
+        entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step), e.role,
+                             [e.persistent.count, e.persistent.within] if e.persistent else None]
     consequences = {cause: sorted(ids) for cause, ids in sorted(catalog.consequences().items())}
     return _dump({
         "version": 1,
         "rules": rules_for_javascript(),
+        "decoration": DECORATION_RULES,
+        "events": event_rules(),
+        "event_anchors": list(EVENT_ANCHORS),
         "signatures": [sig.as_json() for sig in catalog.signatures()],
         "entries": entries,
         "consequences": consequences,
@@ -141,3 +148,61 @@ def build_signature_file(catalog: Catalog) -> bytes:
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN},
     })
+
+
+MAX_QUERY_TERMS = 12   # as search.js: a pasted message's longest words decide
+
+
+class SearchIndex:
+    """The site's search index read back, queried the way theme/assets/search.js queries it
+    (without its prefix expansion of the word being typed): the same files, the same scores.
+    `diagnose` uses it to offer entries related to an error that no signature explains."""
+
+    def __init__(self, files: dict[str, bytes]):
+        self.manifest = json.loads(files[MANIFEST])
+        self.files = files
+
+    @classmethod
+    def from_folder(cls, site: "Path") -> "SearchIndex":
+        folder = site / "search"
+        files = {f"search/{p.relative_to(folder).as_posix()}": p.read_bytes()
+                 for p in folder.rglob("*.json") if p.is_file()}
+        return cls(files)
+
+    def _shard(self, token: str) -> dict:
+        shards = self.manifest["shards"]
+        for n in range(len(token), 1, -1):
+            key = token[:n]
+            if key in shards:
+                return json.loads(self.files["search/" + shards[key]])
+        return {}
+
+    def query(self, text: str, limit: int = 10) -> list[dict]:
+        """[{id, title, summary, severity, category, score, matched}] best first."""
+        query = tokens(text)
+        unique = list(dict.fromkeys(query))
+        if len(unique) > MAX_QUERY_TERMS:
+            keep = set(sorted(unique, key=len, reverse=True)[:MAX_QUERY_TERMS])
+            unique = [t for t in unique if t in keep]
+        if not unique:
+            return []
+        kept = set(unique)
+        pairs = [p for p in dict.fromkeys(terms(text)[len(query):]) if set(p.split("+")) <= kept][:MAX_QUERY_TERMS]
+        unique += pairs
+        scores: dict[int, float] = defaultdict(float)
+        matched: dict[int, int] = defaultdict(int)
+        for token in unique:
+            postings = self._shard(token).get(token, [])
+            for i in range(0, len(postings) - 1, 2):
+                scores[postings[i]] += postings[i + 1]
+                matched[postings[i]] += 1
+        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))) for doc, score in scores.items()),
+                        key=lambda p: (-p[1], p[0]))[:limit]
+        per = self.manifest["docs_per_shard"]
+        out = []
+        for doc, score in ranked:
+            rows = json.loads(self.files["search/" + self.manifest["doc_shards"][doc // per]])
+            row = rows[doc % per]
+            out.append({"id": row[0], "title": row[1], "summary": row[2], "severity": row[3], "category": row[4],
+                        "score": round(score, 3), "matched": matched[doc], "terms": len(unique)})
+        return out

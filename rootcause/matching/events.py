@@ -1,0 +1,143 @@
+"""What happened in a log, independent of any entry: the events a failure leaves behind.
+
+A line (after `logline.parse_line`) may be one of these events, recognised by portable regular
+expressions (RE2 = Python `re` = JavaScript here: no lookaround, bounded repeats) that
+theme/assets/matcher.js receives as data, so both sides read a log alike:
+
+- Python tracebacks: the header, each `File "...", line N, in f` frame (and IPython's and
+  `rich`'s frame lines), the chain markers
+  (`The above exception was the direct cause ...`, `During handling ...`) and the exception
+  line `SomeError: message` — including excerpts that start mid-traceback;
+- C++ exceptions: `terminate called after throwing an instance of 'T'` and its `what():`;
+- crashes: `Fatal Python error: ...`, and `Signal N (SIGX) received by PID P`;
+- launcher reports: torchrun's agent (`failed (exitcode: N) local_rank: R (pid: P)`), its
+  ChildFailedError block (`time`, `host`, `rank`, `exitcode`, `error_file`, `traceback` fields;
+  the `Root Cause (first observed failure)` header), the DeepSpeed launcher's
+  `exits with return code = N`, Slurm's `srun: error: host: task N: ...`;
+- collective state: the NCCL watchdog's `WorkNCCL(SeqNum=N, OpType=OP, ... Timeout(ms)=T)` and
+  the desync report's lagging ranks.
+
+`ANCHORS` are literal strings, at least one of which every event line contains: the scanner adds
+them to its prefilter, so event lines are decoded like signature candidates and no other line is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: literals that the prefilter looks for so that event lines reach `recognise`
+ANCHORS: tuple[str, ...] = (
+    "Traceback (most recent call last)",
+    '", line ',
+    "File ~",
+    "File /",
+    "│ /",
+    "│ ~",
+    "The above exception was the direct cause",
+    "During handling of the above exception",
+    "Error",
+    "Exception",
+    "KeyboardInterrupt",
+    "SystemExit",
+    "terminate called after throwing",
+    "what():",
+    "received by PID",
+    "Fatal Python error",
+    "(exitcode: ",
+    "exits with return code",
+    "srun: error:",
+    "Root Cause (first observed failure)",
+    "time      :",
+    "host      :",
+    "rank      :",
+    "exitcode  :",
+    "error_file:",
+    "traceback :",
+    "WorkNCCL(SeqNum=",
+    "are the lagging ranks",
+    "joined but didn't finish collective #",
+    "but didn't join collective #",
+)
+
+_IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
+
+#: (kind, regex searched in the line's text); the first rule that matches decides
+RULES: list[tuple[str, str]] = [
+    ("traceback", r"Traceback \(most recent call last\)"),
+    ("frame", r'^[ \t]*File "([^"]{1,1000})", line ([0-9]{1,9}), in ([^ \t]{1,200})'),
+    # IPython / Jupyter: `File ~/lib/trainer.py:2548, in Trainer.train(self, ...)`
+    ("frame", r"^[ \t]*File ((?:~|/|[A-Za-z]:)[^ ,]{0,1000}\.py):([0-9]{1,9}), in ([^ (]{1,200})"),
+    # rich: `│ /lib/deepspeed/__init__.py:125 in initialize │` (the box is undecorated away)
+    ("frame", r"^((?:~|/)[^ ]{0,1000}\.py):([0-9]{1,9}) in ([^ ]{1,200})$"),
+    ("chain", r"^[ \t]*(?:The above exception was the direct cause of the following exception|"
+              r"During handling of the above exception, another exception occurred):"),
+    ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}" + _IDENT +
+                  r"(?:Error|Exception|KeyboardInterrupt|SystemExit))(?:: ?(.{0,2000}))?$"),
+    ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
+    ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
+    ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
+    ("fatal", r"Fatal Python error: (.{1,300})$"),
+    ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
+    ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
+    ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): (.{1,300})$"),
+    ("report-root", r"^Root Cause \(first observed failure\):"),
+    ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?(.{0,2000})$"),
+    ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    ("lagging", r"ranks \[([0-9][0-9, ]{0,2000})\] are the lagging ranks"),
+    ("lagging", r"\[([0-9][0-9, ]{0,2000})\] joined but didn't finish collective #([0-9]{1,20})"),
+    ("lagging", r"\[([0-9][0-9, ]{0,2000})\] finished collective #([0-9]{1,20}), but didn't join collective"),
+]
+_COMPILED = [(kind, re.compile(regex)) for kind, regex in RULES]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One recognised line: its kind and the groups of the rule that recognised it."""
+
+    line: int           # 0-based line number
+    kind: str
+    groups: tuple
+
+
+def recognise(text: str) -> tuple[str, tuple] | None:
+    """The event a line's text is, if any: (kind, groups)."""
+    for kind, regex in _COMPILED:
+        match = regex.search(text)
+        if match:
+            return kind, tuple("" if g is None else g for g in match.groups())
+    return None
+
+
+def rules_for_javascript() -> list[list[str]]:
+    return [[kind, regex] for kind, regex in RULES]
+
+
+# -- time ------------------------------------------------------------------------------------------
+# Timestamps in the formats these tools print, reduced to seconds within a year so that they
+# compare across formats: glog `W1130 01:22:06.107000` (no year), Python logging / DeepSpeed
+# `2023-07-25 00:38:11,500`, ISO and Slurm `2024-01-01T10:00:00.123`, torchrun's report
+# `2026-11-30_01:22:09`. The year is dropped because glog has none (a log spanning New Year
+# orders wrongly: rare, and said here).
+TIME_RULES: list[tuple[str, str]] = [
+    ("ymd", r"^[0-9]{4}-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]{1,9}))?"),
+    ("glog", r"^[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"),
+]
+_TIME = [re.compile(regex) for _, regex in TIME_RULES]
+_DAYS_BEFORE = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+
+
+def time_key(stamp: str | None) -> float | None:
+    """Seconds since the start of the year (leap days ignored), or None when not a known format."""
+    if not stamp:
+        return None
+    for regex in _TIME:
+        match = regex.match(stamp)
+        if match:
+            month, day, hour, minute, second = (int(g) for g in match.groups()[:5])
+            if not 1 <= month <= 12:
+                return None
+            fraction = match.group(6)
+            seconds = ((_DAYS_BEFORE[month - 1] + day - 1) * 24 + hour) * 3600 + minute * 60 + second
+            return seconds + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+    return None

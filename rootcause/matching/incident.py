@@ -1,0 +1,517 @@
+"""A log read as an incident: which process failed first, with what, and what the others show
+because of it.
+
+`LogModel` is fed the event lines of a log in order (`events.recognise`) and keeps, per stream
+(rank and host), a bounded record: the Python exceptions with the frame that raised them and
+their chain, C++ exceptions with their `what()`, fatal errors and signals, plus the launchers'
+own reports (torchrun's ChildFailedError block and agent lines, the DeepSpeed launcher, Slurm)
+and the collective state the NCCL watchdog and desync report print.
+
+`build_incident` then weighs that evidence against the signature matches:
+- each matched entry has a role: `cause`, `consequence` or `warning` (a note, unless it
+  persisted: `Entry.persistent`);
+- an error line that a match covers (the same traceback or C++ exception, or the lines of its
+  message) is explained by that entry; an error no match covers is *unknown*, and is a cause
+  unless its text is a generic consequence (a closed connection, a timeout, a launcher saying
+  its child died);
+- the first failure is the earliest cause event: by the processes' own timestamps where the
+  events have them, otherwise by print order; a launcher's "Root Cause" is one claim among the
+  evidence, used when the processes' own lines cannot settle it (its time is often only when
+  the agent noticed) and to name the rank when the cause printed no prefix;
+- with no cause in the log (only consequences), the lagging ranks of a desync report, the ranks
+  missing from the watchdog timeouts, or the launcher's claim name the rank to look at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .events import time_key
+from .logline import LogLine
+
+MAX_FAILURES = 200          # error events kept (the earliest); the rest are only counted
+MAX_LAUNCHER_RECORDS = 256
+MAX_STREAMS = 4096
+MESSAGE_LINES = 12          # lines after an error line that may still be its message
+MAX_TEXT = 500
+INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log"
+
+#: an unexplained error whose text says it is waiting on, or reporting, a failure elsewhere
+CONSEQUENCE_HINTS = re.compile(
+    r"Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|"
+    r"returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|"
+    r"Timed out|TimeoutError|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog")
+#: exit statuses that mean the launcher stopped the process because another failed
+STOPPED_BY_LAUNCHER = {-15, 143, -2, 130}
+
+
+@dataclass
+class Failure:
+    """An error the log shows: a Python exception, a C++ exception, a fatal error or a signal."""
+
+    line: int
+    stream: str
+    rank: int | None
+    host: str | None
+    time: str | None
+    kind: str                       # exception | cpp | fatal | signal
+    text: str
+    location: str | None = None     # 'File "train.py", line 42, in main' of the raising frame
+    start: int = 0                  # first line of its traceback (or the line itself)
+    group: int = 0                  # chained exceptions share a group
+    end: int = 0                    # last line of the group so far
+    explained_by: str | None = None
+    consequence: bool = False
+
+    def key(self) -> tuple:
+        return self.kind, self.text
+
+
+@dataclass
+class LauncherFailure:
+    """One failed process as a launcher reported it."""
+
+    line: int
+    source: str                     # torchrun-report | torchrun-agent | deepspeed | srun
+    rank: int | None = None
+    local_rank: int | None = None
+    host: str | None = None
+    exitcode: int | None = None
+    time: str | None = None
+    root: bool = False
+    message: str = ""
+
+
+@dataclass
+class _Stream:
+    rank: int | None
+    host: str | None
+    traceback_open: bool = False
+    traceback_start: int = 0
+    last_frame: str | None = None
+    last_line: int = 0
+    chained: bool = False
+    group: int = 0
+    group_start: int = 0
+    pending_cpp: Failure | None = None
+
+
+class LogModel:
+    """The bounded record of a log's events, fed line by line in order."""
+
+    def __init__(self):
+        self.streams: dict[str, _Stream] = {}
+        self.failures: list[Failure] = []
+        self.failures_dropped = 0
+        self.launcher: list[LauncherFailure] = []
+        self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
+        self.lagging: set[int] = set()
+        self.ranks_seen: set[int] = set()
+        self._root_next = False
+        self._record: LauncherFailure | None = None
+        self._groups = 0
+
+    def _stream(self, line: LogLine) -> _Stream:
+        state = self.streams.get(line.stream)
+        if state is None:
+            if len(self.streams) >= MAX_STREAMS:
+                state = _Stream(line.rank, line.host)   # not kept: still parsed, never stored
+            else:
+                state = self.streams[line.stream] = _Stream(line.rank, line.host)
+        return state
+
+    def _add(self, failure: Failure) -> Failure:
+        if len(self.failures) < MAX_FAILURES:
+            self.failures.append(failure)
+        else:
+            self.failures_dropped += 1
+        return failure
+
+    def feed(self, number: int, line: LogLine, kind: str, groups: tuple) -> None:
+        if line.rank is not None:
+            self.ranks_seen.add(line.rank)
+        state = self._stream(line)
+        if kind == "traceback":
+            if not state.chained:
+                self._groups += 1
+                state.group, state.group_start = self._groups, number
+            state.traceback_open, state.traceback_start, state.last_frame, state.chained = True, number, None, False
+            state.last_line = number
+        elif kind == "frame":
+            if not state.traceback_open:        # an excerpt that starts mid-traceback
+                if not state.chained:
+                    self._groups += 1
+                    state.group, state.group_start = self._groups, number
+                state.traceback_open, state.traceback_start, state.chained = True, number, False
+            state.last_frame = f'File "{groups[0]}", line {groups[1]}, in {groups[2]}'
+            state.last_line = number
+        elif kind == "chain":
+            state.chained = True
+        elif kind == "exception":
+            self._exception(number, line, state, groups)
+        elif kind == "cpp-throw":
+            state.pending_cpp = self._add(self._failure(number, line, "cpp", f"terminate called after throwing an "
+                                                        f"instance of '{groups[0]}'"))
+        elif kind == "cpp-what":
+            pending = state.pending_cpp or self._pending_cpp_anywhere(number)
+            if pending is not None and number - pending.end <= 4:
+                pending.text = _cut(f"{pending.text}: {groups[0].strip()}")
+                pending.end = number
+                state.pending_cpp = None
+        elif kind == "fatal":
+            self._add(self._failure(number, line, "fatal", f"Fatal Python error: {groups[0].strip()}"))
+        elif kind == "signal":
+            self._signal(number, line, groups)
+        elif kind in ("agent-exit", "launcher-exit", "srun-exit"):
+            self._launcher_line(number, line, kind, groups)
+        elif kind == "report-root":
+            self._root_next = True
+        elif kind == "report-field":
+            self._report_field(number, line, groups)
+        elif kind == "watchdog":
+            self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
+                                                   "timeout_ms": int(groups[2]), "line": number})
+        elif kind == "lagging":
+            self.lagging.update(int(r) for r in re.findall(r"[0-9]+", groups[0])[:MAX_STREAMS])
+
+    def finish(self) -> None:
+        """A traceback whose exception line is not in the log (an excerpt cut short) is still an
+        error: it is kept with its last frame."""
+        for stream, state in self.streams.items():
+            if state.traceback_open:
+                failure = Failure(line=state.traceback_start, stream=stream, rank=state.rank, host=state.host, time=None,
+                                  kind="exception", text=INCOMPLETE_TRACEBACK,
+                                  location=state.last_frame, start=state.traceback_start, group=state.group,
+                                  end=max(state.last_line, state.traceback_start))
+                self._add(failure)
+                state.traceback_open = False
+
+    def _failure(self, number: int, line: LogLine, kind: str, text: str) -> Failure:
+        return Failure(line=number, stream=line.stream, rank=line.rank, host=line.host, time=line.time, kind=kind,
+                       text=_cut(text), start=number, end=number)
+
+    def _exception(self, number: int, line: LogLine, state: _Stream, groups: tuple) -> None:
+        name, message = groups[0], groups[1].strip()
+        if not (state.traceback_open or state.chained) and ":" not in line.text:
+            return  # a bare word ending in "Error" outside a traceback is not an exception line
+        if not state.traceback_open and not state.chained:
+            self._groups += 1
+            state.group, state.group_start = self._groups, number
+        failure = self._failure(number, line, "exception", f"{name}: {message}" if message else name)
+        failure.location = state.last_frame
+        failure.start = state.traceback_start if state.traceback_open else number
+        failure.group = state.group
+        failure.end = number
+        for other in self.failures:       # a chain: the group now reaches this line
+            if other.group == failure.group and other.stream == failure.stream:
+                other.end = number
+        self._add(failure)
+        state.traceback_open, state.last_frame, state.chained = False, None, False
+
+    def _pending_cpp_anywhere(self, number: int) -> Failure | None:
+        """`what():` printed by the C++ runtime without the launcher's prefix."""
+        for failure in reversed(self.failures[-4:]):
+            if failure.kind == "cpp" and ": " not in failure.text[40:] and number - failure.end <= 4:
+                return failure
+        return None
+
+    def _signal(self, number: int, line: LogLine, groups: tuple) -> None:
+        if self._record is not None and number - self._record.line <= 8:
+            self._record.message = _cut(line.text.strip())
+        self._add(self._failure(number, line, "signal", f"Signal {groups[0]} ({groups[1]}) received by PID {groups[2]}"))
+
+    def _launcher_line(self, number: int, line: LogLine, kind: str, groups: tuple) -> None:
+        if len(self.launcher) >= MAX_LAUNCHER_RECORDS:
+            return
+        if kind == "agent-exit":
+            record = LauncherFailure(number, "torchrun-agent", exitcode=int(groups[0]), local_rank=int(groups[1]),
+                                     host=line.host, time=line.time)
+        elif kind == "launcher-exit":
+            record = LauncherFailure(number, "deepspeed", exitcode=int(groups[0]), host=line.host, time=line.time)
+        else:
+            tasks = re.findall(r"[0-9]+", groups[1])
+            code = re.search(r"exit code (-?[0-9]+)", groups[2])
+            record = LauncherFailure(number, "srun", rank=int(tasks[0]) if tasks else None, host=groups[0],
+                                     exitcode=int(code.group(1)) if code else None, message=_cut(groups[2]))
+        self.launcher.append(record)
+
+    def _report_field(self, number: int, line: LogLine, groups: tuple) -> None:
+        name, value = groups[0], groups[1].strip()
+        if name == "time":
+            if len(self.launcher) >= MAX_LAUNCHER_RECORDS:
+                self._record = None
+                return
+            self._record = LauncherFailure(number, "torchrun-report", time=value, root=self._root_next)
+            self._root_next = False
+            self.launcher.append(self._record)
+            return
+        record = self._record
+        if record is None or number - record.line > 8:
+            return
+        if name == "host":
+            record.host = value
+        elif name == "rank":
+            found = re.match(r"(-?[0-9]+) \(local_rank: (-?[0-9]+)\)", value)
+            if found:
+                record.rank, record.local_rank = int(found.group(1)), int(found.group(2))
+        elif name == "exitcode":
+            found = re.match(r"-?[0-9]+", value)
+            if found:
+                record.exitcode = int(found.group(0))
+        elif name == "traceback" and not record.message:
+            record.message = _cut(value)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+
+
+def _fits(a: str, b: str) -> bool:
+    """An unprefixed line may belong to any process."""
+    return not a or not b or a == b
+
+
+# -- the incident ----------------------------------------------------------------------------------
+@dataclass
+class Incident:
+    """What the report says, before it is written out."""
+
+    findings: list                          # ranking.Finding: causes, then consequences
+    notes: list                             # ranking.Finding of warning entries that did not persist
+    unknown: list[Failure]                  # unexplained causes, earliest first
+    first: dict | None                      # the first failure: stream, rank, host, line, time, entry, text, ...
+    consequence_streams: list[str] = field(default_factory=list)
+    launcher: list[LauncherFailure] = field(default_factory=list)
+    status: str = "none"                    # known | unknown | consequences | none
+
+
+def explain(model: LogModel, matches: list) -> None:
+    """Mark each failure that a signature match covers with that match's entry."""
+    by_stream: dict[str, list] = {}
+    for match in matches:
+        by_stream.setdefault(match.stream, []).append(match)
+    for failure in model.failures:
+        end = failure.end + MESSAGE_LINES
+        best = None
+        for stream, found in by_stream.items():
+            if not _fits(stream, failure.stream):
+                continue
+            for match in found:
+                if any(failure.start <= n <= end for n in match.lines):
+                    best = best or match
+        if best is not None:
+            failure.explained_by = best.signature.entry_id
+        elif CONSEQUENCE_HINTS.search(failure.text):
+            failure.consequence = True
+
+
+def unknown_causes(model: LogModel) -> list[Failure]:
+    """Unexplained causes, one per distinct error (the earliest), printed-twice copies dropped.
+
+    A chained exception is one error: its first line (the original) speaks for the group. The
+    launcher's copy of a rank's traceback (unprefixed) is dropped when the rank printed it too."""
+    seen_groups: set[tuple[str, int]] = set()
+    named_texts = {f.key() for f in model.failures if f.stream}
+    kept: dict[tuple, Failure] = {}
+    for failure in sorted(model.failures, key=lambda f: f.line):
+        if failure.kind == "signal":
+            continue  # a signal is how a process died, shown with the launcher's evidence
+        group_key = (failure.stream, failure.group)
+        group_explained = failure.group and any(
+            f.group == failure.group and f.stream == failure.stream and f.explained_by for f in model.failures)
+        if failure.explained_by or failure.consequence or group_explained:
+            continue
+        if failure.group and group_key in seen_groups:
+            continue
+        seen_groups.add(group_key)
+        if not failure.stream and failure.key() in named_texts:
+            continue
+        key = (failure.stream, failure.key())
+        kept.setdefault(key, failure)
+    return sorted(kept.values(), key=lambda f: f.line)
+
+
+def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict) -> Incident:
+    """Order the evidence: causes before consequences, the first failing process first.
+
+    `findings` are ranking.Finding objects (an entry and its matches), `infos` EntryInfo by id
+    (for each entry's role and persistence), `hit_lines` the parsed matched lines by number."""
+    model.finish()
+    explain(model, [m for f in findings for m in f.matches])
+    causes, consequences, notes = [], [], []
+    for finding in findings:
+        info = infos.get(finding.entry)
+        role = info.role if info else "cause"
+        if role == "warning":
+            if info and info.persistent and persisted(finding, info.persistent):
+                finding.persisted = True
+                causes.append(finding)
+            else:
+                notes.append(finding)
+        elif role == "consequence":
+            consequences.append(finding)
+        else:
+            causes.append(finding)
+    unknown = unknown_causes(model)
+    events = [_cause_event(f, hit_lines) for f in causes] + [_unknown_event(u) for u in unknown]
+    first = _first_failure(events, model, consequences)
+    if first is not None and first.get("entry"):
+        causes.sort(key=lambda f: (f.entry != first["entry"], -f.score, f.first_line, f.entry))
+    else:
+        causes.sort(key=lambda f: (-f.score, f.first_line, f.entry))
+    consequences.sort(key=lambda f: (-f.score, f.first_line, f.entry))
+    ordered = causes + consequences
+    status = "none"
+    if first is not None:
+        status = "known" if first.get("entry") else "unknown"
+    elif consequences:
+        status = "consequences"
+        first = _consequence_only_first(model, consequences)
+    elif _launcher_claim(model) is not None:
+        record = _launcher_claim(model)
+        unknown = [Failure(line=record.line, stream="", rank=record.rank, host=record.host, time=record.time,
+                           kind="exit", text=_exit_text(record))]
+        status = "unknown"
+        first = {"line": record.line + 1, "stream": "", "rank": record.rank, "host": record.host,
+                 "time": record.time, "entry": None, "text": unknown[0].text, "evidence": [
+                     "only the launcher's report shows the failure; the process printed no error"]}
+    cause_streams = {first["stream"]} if first and first.get("stream") else set()
+    downstream = sorted({m.stream for f in consequences for m in f.matches if m.stream and m.stream not in cause_streams}
+                        | {u.stream for u in model.failures if u.consequence and u.stream and u.stream not in cause_streams})
+    return Incident(findings=ordered, notes=notes, unknown=unknown, first=first, consequence_streams=downstream,
+                    launcher=list(model.launcher), status=status)
+
+
+def persisted(finding, persistent) -> bool:
+    """Did a warning's matches reach `count` lines within `within` lines anywhere in the log?"""
+    lines = sorted(finding.match_lines)
+    low = 0
+    for high, number in enumerate(lines):
+        while number - lines[low] >= persistent.within:
+            low += 1
+        if high - low + 1 >= persistent.count:
+            return True
+    return False
+
+
+def _cause_event(finding, hit_lines: dict) -> dict:
+    """The earliest matched line of a cause entry that names its process (else its earliest)."""
+    best = None
+    for match in finding.matches:
+        for number in match.lines:
+            line = hit_lines.get(number) or LogLine(text="")
+            candidate = (0 if (line.rank is not None or line.host) else 1, number)
+            if best is None or candidate < best[0]:
+                best = (candidate, number, line, match.stream)
+    _, number, line, stream = best
+    return {"line": number, "stream": stream or line.stream, "rank": line.rank, "host": line.host,
+            "time": line.time, "entry": finding.entry, "text": line.text}
+
+
+def _unknown_event(failure: Failure) -> dict:
+    return {"line": failure.line, "stream": failure.stream, "rank": failure.rank, "host": failure.host,
+            "time": failure.time, "entry": None, "text": failure.text, "location": failure.location}
+
+
+def _first_failure(events: list[dict], model: LogModel, consequences: list) -> dict | None:
+    """The earliest cause event, by the evidence the log offers; None when there is no cause."""
+    if not events:
+        return None
+    named = [e for e in events if e["stream"]]
+    pool = named or events
+    evidence: list[str] = []
+    # the earliest event of each stream: within one process, print order is time order
+    per_stream: dict[str, dict] = {}
+    for event in sorted(pool, key=lambda e: e["line"]):
+        per_stream.setdefault(event["stream"], event)
+    candidates = list(per_stream.values())
+    claim = _launcher_claim(model)
+    if len(candidates) > 1:
+        timed = [(time_key(e["time"]), e) for e in candidates]
+        if all(t is not None for t, _ in timed):
+            chosen = min(timed, key=lambda p: (p[0], p[1]["line"]))[1]
+            evidence.append(f"its own timestamp ({chosen['time']}) is the earliest among the failing processes")
+        else:
+            report_times = _report_times(model)
+            keyed = [(report_times.get(e["rank"]), e) for e in candidates]
+            if all(t is not None for t, _ in keyed) and len({t for t, _ in keyed}) > 1:
+                chosen = min(keyed, key=lambda p: (p[0], p[1]["line"]))[1]
+                evidence.append("the launcher recorded its failure first")
+            else:
+                chosen = min(candidates, key=lambda e: e["line"])
+                evidence.append("it printed its error first")
+    else:
+        chosen = candidates[0]
+    chosen = dict(chosen)
+    others = sorted({e["stream"] for e in candidates if e["stream"] != chosen["stream"]})
+    if others:
+        evidence.append(f"{len(others)} other process(es) also failed with a cause of their own")
+    if chosen["rank"] is None and not chosen["host"] and claim is not None and claim.rank is not None:
+        chosen["rank"] = claim.rank
+        chosen["host"] = chosen["host"] or claim.host
+        evidence.append(f"the launcher's report names rank {claim.rank} as the root cause")
+    elif claim is not None and claim.rank is not None and chosen["rank"] is not None:
+        if claim.rank == chosen["rank"]:
+            evidence.append("the launcher's report agrees")
+        else:
+            evidence.append(f"the launcher's report names rank {claim.rank} instead, but its time is when the "
+                            "launcher noticed the exit, not when the error happened")
+    if chosen["time"] is None and chosen["rank"] is not None:
+        chosen["time"] = _report_times(model, raw=True).get(chosen["rank"])
+    chosen["evidence"] = evidence
+    chosen["line"] += 1
+    return chosen
+
+
+def _launcher_claim(model: LogModel) -> LauncherFailure | None:
+    """The launcher's root-cause claim: torchrun's `Root Cause` record, else its earliest failure
+    that it did not stop itself."""
+    records = [r for r in model.launcher if r.source == "torchrun-report"]
+    for record in records:
+        if record.root and record.exitcode not in (None, 0):
+            return record
+    for record in model.launcher:
+        if record.exitcode not in (None, 0) and record.exitcode not in STOPPED_BY_LAUNCHER:
+            return record
+    return None
+
+
+def _report_times(model: LogModel, raw: bool = False) -> dict:
+    times: dict = {}
+    for record in model.launcher:
+        if record.source == "torchrun-report" and record.rank is not None and record.time:
+            times.setdefault(record.rank, record.time if raw else time_key(record.time))
+    return times
+
+
+def _consequence_only_first(model: LogModel, consequences: list) -> dict:
+    """No cause in the log: name the process the consequences point at, and say why."""
+    evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
+    rank = None
+    if model.lagging:
+        rank = min(model.lagging)
+        evidence.append(f"the desync report names rank(s) {', '.join(map(str, sorted(model.lagging)))} as lagging")
+    elif model.watchdog:
+        waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
+        silent = sorted(r for r in model.ranks_seen if r not in waiting)
+        if silent and len(silent) < len(model.ranks_seen):
+            rank = silent[0]
+            evidence.append(f"rank(s) {', '.join(map(str, silent))} show no watchdog timeout while the others waited")
+    claim = _launcher_claim(model)
+    if rank is None and claim is not None and claim.rank is not None:
+        rank = claim.rank
+        evidence.append(f"the launcher's report names rank {claim.rank} as the root cause")
+    top = consequences[0]
+    line = min(top.match_lines)
+    return {"line": line + 1, "stream": "", "rank": rank, "host": claim.host if claim and rank == claim.rank else None,
+            "time": claim.time if claim and rank == claim.rank else None, "entry": top.entry,
+            "text": top.first_text, "evidence": evidence}
+
+
+def _exit_text(record: LauncherFailure) -> str:
+    code = record.exitcode
+    where = f"rank {record.rank}" if record.rank is not None else "a process"
+    if code is not None and code < 0:
+        return f"{where} was killed by signal {-code}" + (f" ({record.message})" if record.message else "")
+    return f"{where} exited with status {code}" + (f" ({record.message})" if record.message else "")
