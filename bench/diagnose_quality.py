@@ -226,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             build(REPO, out=Path(tmp) / "site", progress=False)
             browser_reports = Browser(Path(tmp) / "site").reports([c["text"] for c in cases])
         systems.append(("rootcause browser", [answer(r) for r in browser_reports], True))
+        differ = [c["name"] for c, py, js in zip(cases, cli_reports, browser_reports)
+                  if {k: v for k, v in py.items() if k not in ("bytes_scanned", "possible")} != js]
     bm25 = Bm25(project.catalog)
     systems.append((bm25.name, [(bm25.ranking(c["text"]), None, []) for c in cases], False))
 
@@ -240,6 +242,9 @@ def main(argv: list[str] | None = None) -> int:
             rank_note = f" rank {rank} (want {case['first_rank']})" if case.get("first_rank") is not None else ""
             print(f"{mark} {case['name']:<48} want {case['label']:<40} got {got}{rank_note}  bm25 {bm[0]}")
         print()
+    if not args.no_browser:
+        print(f"browser and CLI reports identical on {len(cases) - len(differ)} of {len(cases)} logs"
+              + (f"; differ on: {', '.join(differ)}" if differ else ""))
     counts = results[cli.name]["all"]
     print(f"{len(cases)} real logs: {counts['covered']} covered failures, {counts['uncovered']} uncovered, "
           f"{counts['healthy']} healthy; {counts['ranked']} multi-rank runs with a known first rank")
@@ -248,9 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, per_part in results.items():
         for part in ("seen", "unseen", "all"):
             r = per_part[part]
-            first = "n/a" if r["first_rank"] is None else f"{r['first_rank']:.1f}"
-            print(f"{name:<20} {part:<7} {r['top1']:>6.1f} {r['top3']:>6.1f} {r['unknown_right']:>10.1f} "
-                  f"{r['abstained']:>10.1f} {r['healthy_failed']:>12} {first:>10}")
+            cell = lambda value, n: "n/a" if value is None or not n else f"{value:.1f}"  # noqa: E731
+            print(f"{name:<20} {part:<7} {cell(r['top1'], r['covered']):>6} {cell(r['top3'], r['covered']):>6} "
+                  f"{cell(r['unknown_right'], r['uncovered']):>10} {cell(r['abstained'], r['healthy']):>10} "
+                  f"{r['healthy_failed']:>12} {cell(r['first_rank'], r['ranked']):>10}")
     gain = results[cli.name]["all"]["top1"] - results[bm25.name]["all"]["top1"]
     print(f"top-1 over covered failures: CLI {results[cli.name]['all']['top1']:.1f} vs BM25 "
           f"{results[bm25.name]['all']['top1']:.1f} (+{gain:.1f} points; target +25)")

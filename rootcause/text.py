@@ -118,24 +118,21 @@ def _plain_prose(text: str) -> str:
 # - the frame of a `rich` panel or traceback box (`│ ... │`, `┃`, `║`) around the text;
 # - trailing white space.
 # Messages wrapped onto several lines are joined by the scanner, not here (see matching.scanner).
-DECORATION_RULES: list[tuple[str, str]] = [
-    ("ansi", r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|[@-Z\\-_])"),
-    ("carriage-return", r"\r|\^M"),
+DECORATION_RULES: list[tuple[str, str, str]] = [   # (name, regex, replacement), applied in order
+    ("ansi", r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)|[@-Z\\-_])", ""),
+    ("carriage-return", r"\r|\^M", " "),
+    ("quote", r"^(?:> ?){1,8}(?=\S|$)", ""),
+    ("box", r"^[ \t]*[│┃║](?: |$)|[ \t]*[│┃║][ \t]*$", ""),
 ]
-_ANSI = re.compile(DECORATION_RULES[0][1])
-_CR = re.compile(DECORATION_RULES[1][1])
-QUOTE = re.compile(r"^(?:> ?){1,8}(?=\S|$)")
-BOX = re.compile(r"^[ \t]*[│┃║](?: |$)|[ \t]*[│┃║][ \t]*$")
+_DECORATION = [(re.compile(regex), replacement) for _, regex, replacement in DECORATION_RULES]
+#: a cheap test per rule before its regex runs: most lines have no decoration at all
+_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"))
+_TRAILING = " \t\f\v"
 
 
 def undecorate(line: str) -> str:
     """A log line without the decoration listed above (see the comment before DECORATION_RULES)."""
-    if "\x1b" in line:
-        line = _ANSI.sub("", line)
-    if "\r" in line or "^M" in line:
-        line = _CR.sub(" ", line)
-    if line.startswith(">"):
-        line = QUOTE.sub("", line)
-    if "│" in line or "┃" in line or "║" in line:
-        line = BOX.sub("", line)
-    return line.rstrip()
+    for (regex, replacement), marks in zip(_DECORATION, _NEEDS):
+        if any(mark in line for mark in marks):  # noqa: SIM110 - a cheap test before the regex
+            line = regex.sub(replacement, line)
+    return line.rstrip(_TRAILING)

@@ -42,6 +42,7 @@ category: memory
 systems: [cuda, pytorch]
 phase: forward-backward
 severity: high
+role: cause
 tags: [oom]
 signatures:
   - pattern: "CUDA out of memory. Tried to allocate {float} {word}"
@@ -82,6 +83,7 @@ category: communication
 systems: [nccl, pytorch]
 phase: communication
 severity: critical
+role: consequence
 tags: [timeout, watchdog, collectives]
 signatures:
   - pattern: "Watchdog caught collective operation timeout: WorkNCCL(SeqNum={int}, OpType={name}{any}) ran for {int} milliseconds before timing out."
@@ -113,6 +115,7 @@ category: memory
 systems: [torchrun, pytorch]
 phase: data-loading
 severity: critical
+role: cause
 tags: [host-memory, signals]
 signatures:
   - lines:
@@ -167,6 +170,7 @@ category: data
 systems: [pytorch]
 phase: data-loading
 severity: high
+role: cause
 tags: [dataloader]
 signatures:
   - pattern: "RuntimeError: DataLoader worker (pid(s) {any}) exited unexpectedly"
@@ -273,18 +277,19 @@ class PythonDiagnosis:
     """The command line's diagnosis on a built site's signatures.json (as `rootcause diagnose --site`)."""
 
     def __init__(self, data: dict):
-        from rootcause.matching.ranking import EntryInfo
+        from rootcause.commands.diagnose import _infos_from_site
         from rootcause.matching.scanner import Scanner, signature_from_json
 
         self.scanner = Scanner([signature_from_json(s) for s in data["signatures"]])
-        self.infos = {i: EntryInfo(i, *v) for i, v in data["entries"].items()}
+        self.infos = _infos_from_site(data["entries"])
         self.consequences = {k: set(v) for k, v in data["consequences"].items()}
 
     def _finish(self, scanned, top: int) -> dict:
         from rootcause.matching.ranking import rank, report_json
 
-        result = report_json(rank(scanned, self.consequences), self.infos, top)
+        result = report_json(rank(scanned, self.consequences, self.infos), self.infos, top)
         del result["bytes_scanned"]  # the browser counts characters, not bytes
+        del result["possible"]       # the page asks its search index for these itself
         return result
 
     def report(self, text: str, top: int) -> dict:

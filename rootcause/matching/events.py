@@ -41,6 +41,7 @@ ANCHORS: tuple[str, ...] = (
     "KeyboardInterrupt",
     "SystemExit",
     "terminate called after throwing",
+    "terminate called without an active exception",
     "what():",
     "received by PID",
     "Fatal Python error",
@@ -55,6 +56,8 @@ ANCHORS: tuple[str, ...] = (
     "error_file:",
     "traceback :",
     "WorkNCCL(SeqNum=",
+    "Setting OMP_NUM_THREADS environment variable for each process",
+    "WORLD INFO DICT:",
     "are the lagging ranks",
     "joined but didn't finish collective #",
     "but didn't join collective #",
@@ -75,6 +78,7 @@ RULES: list[tuple[str, str]] = [
     ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}" + _IDENT +
                   r"(?:Error|Exception|KeyboardInterrupt|SystemExit))(?:: ?(.{0,2000}))?$"),
     ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
+    ("cpp-terminate", r"terminate called without an active exception"),
     ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
     ("fatal", r"Fatal Python error: (.{1,300})$"),
@@ -83,12 +87,27 @@ RULES: list[tuple[str, str]] = [
     ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): (.{1,300})$"),
     ("report-root", r"^Root Cause \(first observed failure\):"),
     ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?(.{0,2000})$"),
+    # a launcher that starts its workers: it reports every failed worker when the job ends
+    ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
     ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
     ("lagging", r"ranks \[([0-9][0-9, ]{0,2000})\] are the lagging ranks"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] joined but didn't finish collective #([0-9]{1,20})"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] finished collective #([0-9]{1,20}), but didn't join collective"),
 ]
 _COMPILED = [(kind, re.compile(regex)) for kind, regex in RULES]
+
+#: TORCH_DISTRIBUTED_DEBUG=DETAIL's mismatch report names two ranks and their collectives; the
+#: rank whose collective differs from everyone else's is the one that went astray
+FINGERPRINT = (r"Rank ([0-9]{1,6}) is running collective: CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, "
+               r"OpType=([A-Za-z_]{1,40}).{0,3000}?but Rank ([0-9]{1,6}) is running collective: "
+               r"CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, OpType=([A-Za-z_]{1,40})")
+_FINGERPRINT = re.compile(FINGERPRINT)
+
+
+def fingerprints(text: str) -> list[tuple[int, str]]:
+    """(rank, collective) pairs a mismatch report names, or none."""
+    match = _FINGERPRINT.search(text)
+    return [(int(match.group(1)), match.group(2)), (int(match.group(3)), match.group(4))] if match else []
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .events import time_key
+from .events import fingerprints, time_key
 from .logline import LogLine
 
 MAX_FAILURES = 200          # error events kept (the earliest); the rest are only counted
@@ -41,9 +41,11 @@ INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the lo
 CONSEQUENCE_HINTS = re.compile(
     r"Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|"
     r"returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|"
-    r"Timed out|TimeoutError|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog")
+    r"Timed out|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog")
 #: exit statuses that mean the launcher stopped the process because another failed
 STOPPED_BY_LAUNCHER = {-15, 143, -2, 130}
+#: signals a launcher (or a user) sends to stop a process: how it died, not why the job failed
+STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
 
 
 @dataclass
@@ -93,8 +95,6 @@ class _Stream:
     last_line: int = 0
     chained: bool = False
     group: int = 0
-    group_start: int = 0
-    pending_cpp: Failure | None = None
 
 
 class LogModel:
@@ -108,8 +108,11 @@ class LogModel:
         self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
         self.lagging: set[int] = set()
         self.ranks_seen: set[int] = set()
+        self.collectives: dict[int, str] = {}
+        self.launcher_started = False     # rank → the collective a mismatch report says it ran
         self._root_next = False
         self._record: LauncherFailure | None = None
+        self._pending_cpp: Failure | None = None
         self._groups = 0
 
     def _stream(self, line: LogLine) -> _Stream:
@@ -135,14 +138,14 @@ class LogModel:
         if kind == "traceback":
             if not state.chained:
                 self._groups += 1
-                state.group, state.group_start = self._groups, number
+                state.group = self._groups
             state.traceback_open, state.traceback_start, state.last_frame, state.chained = True, number, None, False
             state.last_line = number
         elif kind == "frame":
             if not state.traceback_open:        # an excerpt that starts mid-traceback
                 if not state.chained:
                     self._groups += 1
-                    state.group, state.group_start = self._groups, number
+                    state.group = self._groups
                 state.traceback_open, state.traceback_start, state.chained = True, number, False
             state.last_frame = f'File "{groups[0]}", line {groups[1]}, in {groups[2]}'
             state.last_line = number
@@ -150,21 +153,30 @@ class LogModel:
             state.chained = True
         elif kind == "exception":
             self._exception(number, line, state, groups)
+            for rank, collective in fingerprints(line.text):
+                if len(self.collectives) < MAX_STREAMS:
+                    self.collectives.setdefault(rank, collective)
         elif kind == "cpp-throw":
-            state.pending_cpp = self._add(self._failure(number, line, "cpp", f"terminate called after throwing an "
+            self._pending_cpp = self._add(self._failure(number, line, "cpp", f"terminate called after throwing an "
                                                         f"instance of '{groups[0]}'"))
+        elif kind == "cpp-terminate":
+            self._add(self._failure(number, line, "cpp", "terminate called without an active exception"))
         elif kind == "cpp-what":
-            pending = state.pending_cpp or self._pending_cpp_anywhere(number)
-            if pending is not None and number - pending.end <= 4:
+            # `what():` follows its `terminate called`, from the same process or printed by the C++
+            # runtime without the launcher's prefix
+            pending = self._pending_cpp
+            if pending is not None and number - pending.end <= 4 and _fits(pending.stream, line.stream):
                 pending.text = _cut(f"{pending.text}: {groups[0].strip()}")
                 pending.end = number
-                state.pending_cpp = None
+                self._pending_cpp = None
         elif kind == "fatal":
             self._add(self._failure(number, line, "fatal", f"Fatal Python error: {groups[0].strip()}"))
         elif kind == "signal":
             self._signal(number, line, groups)
         elif kind in ("agent-exit", "launcher-exit", "srun-exit"):
             self._launcher_line(number, line, kind, groups)
+        elif kind == "launcher-start":
+            self.launcher_started = True
         elif kind == "report-root":
             self._root_next = True
         elif kind == "report-field":
@@ -197,7 +209,7 @@ class LogModel:
             return  # a bare word ending in "Error" outside a traceback is not an exception line
         if not state.traceback_open and not state.chained:
             self._groups += 1
-            state.group, state.group_start = self._groups, number
+            state.group = self._groups
         failure = self._failure(number, line, "exception", f"{name}: {message}" if message else name)
         failure.location = state.last_frame
         failure.start = state.traceback_start if state.traceback_open else number
@@ -209,17 +221,16 @@ class LogModel:
         self._add(failure)
         state.traceback_open, state.last_frame, state.chained = False, None, False
 
-    def _pending_cpp_anywhere(self, number: int) -> Failure | None:
-        """`what():` printed by the C++ runtime without the launcher's prefix."""
-        for failure in reversed(self.failures[-4:]):
-            if failure.kind == "cpp" and ": " not in failure.text[40:] and number - failure.end <= 4:
-                return failure
-        return None
-
     def _signal(self, number: int, line: LogLine, groups: tuple) -> None:
-        if self._record is not None and number - self._record.line <= 8:
-            self._record.message = _cut(line.text.strip())
-        self._add(self._failure(number, line, "signal", f"Signal {groups[0]} ({groups[1]}) received by PID {groups[2]}"))
+        failure = self._failure(number, line, "signal", f"Signal {groups[0]} ({groups[1]}) received by PID {groups[2]}")
+        record = self._record
+        if record is not None and number - record.line <= 8:
+            record.message = _cut(line.text.strip())
+            if not line.stream and record.rank is not None:   # the report says whose death this was
+                failure.rank, failure.host, failure.stream = record.rank, record.host, f"#{record.rank}"
+                failure.time = failure.time or record.time
+        failure.consequence = groups[1] in STOP_SIGNALS
+        self._add(failure)
 
     def _launcher_line(self, number: int, line: LogLine, kind: str, groups: tuple) -> None:
         if len(self.launcher) >= MAX_LAUNCHER_RECORDS:
@@ -284,10 +295,13 @@ class Incident:
     consequence_streams: list[str] = field(default_factory=list)
     launcher: list[LauncherFailure] = field(default_factory=list)
     status: str = "none"                    # known | unknown | consequences | none
+    handled: list[Failure] = field(default_factory=list)   # errors printed in a job its launcher saw succeed
 
 
-def explain(model: LogModel, matches: list) -> None:
-    """Mark each failure that a signature match covers with that match's entry."""
+def explain(model: LogModel, matches: list, consequence_entries: set) -> None:
+    """Mark each failure that a signature match covers with that match's entry; an error that a
+    process prints after a consequence of its own (a peer error, a timeout) is part of that
+    consequence: its teardown, not a new cause."""
     by_stream: dict[str, list] = {}
     for match in matches:
         by_stream.setdefault(match.stream, []).append(match)
@@ -302,7 +316,18 @@ def explain(model: LogModel, matches: list) -> None:
                     best = best or match
         if best is not None:
             failure.explained_by = best.signature.entry_id
-        elif CONSEQUENCE_HINTS.search(failure.text):
+        elif failure.kind != "signal" and CONSEQUENCE_HINTS.search(failure.text):
+            failure.consequence = True
+    waited: dict[str, int] = {}   # stream → first line where it shows a consequence
+    for failure in model.failures:
+        if failure.stream and (failure.consequence or failure.explained_by in consequence_entries):
+            waited[failure.stream] = min(waited.get(failure.stream, failure.line), failure.line)
+    for match in matches:
+        if match.stream and match.signature.entry_id in consequence_entries:
+            waited[match.stream] = min(waited.get(match.stream, match.lines[0]), match.lines[0])
+    for failure in model.failures:
+        if failure.stream in waited and failure.line > waited[failure.stream] and not failure.explained_by \
+                and failure.kind != "signal":
             failure.consequence = True
 
 
@@ -315,8 +340,6 @@ def unknown_causes(model: LogModel) -> list[Failure]:
     named_texts = {f.key() for f in model.failures if f.stream}
     kept: dict[tuple, Failure] = {}
     for failure in sorted(model.failures, key=lambda f: f.line):
-        if failure.kind == "signal":
-            continue  # a signal is how a process died, shown with the launcher's evidence
         group_key = (failure.stream, failure.group)
         group_explained = failure.group and any(
             f.group == failure.group and f.stream == failure.stream and f.explained_by for f in model.failures)
@@ -338,7 +361,8 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
     `findings` are ranking.Finding objects (an entry and its matches), `infos` EntryInfo by id
     (for each entry's role and persistence), `hit_lines` the parsed matched lines by number."""
     model.finish()
-    explain(model, [m for f in findings for m in f.matches])
+    consequence_entries = {f.entry for f in findings if infos.get(f.entry) and infos[f.entry].role == "consequence"}
+    explain(model, [m for f in findings for m in f.matches], consequence_entries)
     causes, consequences, notes = [], [], []
     for finding in findings:
         info = infos.get(finding.entry)
@@ -354,7 +378,14 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
         else:
             causes.append(finding)
     unknown = unknown_causes(model)
-    events = [_cause_event(f, hit_lines) for f in causes] + [_unknown_event(u) for u in unknown]
+    handled: list[Failure] = []
+    if unknown and model.launcher_started and not model.launcher and not causes and not consequences \
+            and not any(f.consequence for f in model.failures) \
+            and not any(u.text == INCOMPLETE_TRACEBACK for u in unknown):
+        # the launcher was there and reported no failed process, and the log does not stop in the
+        # middle of a traceback: the errors were caught and printed (traceback.print_exc, logging)
+        handled, unknown = unknown, []
+    events = [e for f in causes for e in _cause_events(f, hit_lines)] + [_unknown_event(u) for u in unknown]
     first = _first_failure(events, model, consequences)
     if first is not None and first.get("entry"):
         causes.sort(key=lambda f: (f.entry != first["entry"], -f.score, f.first_line, f.entry))
@@ -365,9 +396,10 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
     status = "none"
     if first is not None:
         status = "known" if first.get("entry") else "unknown"
-    elif consequences:
-        status = "consequences"
-        first = _consequence_only_first(model, consequences)
+    elif consequences or any(f.consequence for f in model.failures):
+        consequence_ranks = {hit_lines[n].rank for f in consequences for m in f.matches for n in m.lines
+                             if n in hit_lines and hit_lines[n].rank is not None}
+        status, first, unknown = _consequence_only_first(model, consequences, consequence_ranks)
     elif _launcher_claim(model) is not None:
         record = _launcher_claim(model)
         unknown = [Failure(line=record.line, stream="", rank=record.rank, host=record.host, time=record.time,
@@ -380,7 +412,7 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
     downstream = sorted({m.stream for f in consequences for m in f.matches if m.stream and m.stream not in cause_streams}
                         | {u.stream for u in model.failures if u.consequence and u.stream and u.stream not in cause_streams})
     return Incident(findings=ordered, notes=notes, unknown=unknown, first=first, consequence_streams=downstream,
-                    launcher=list(model.launcher), status=status)
+                    launcher=list(model.launcher), status=status, handled=handled)
 
 
 def persisted(finding, persistent) -> bool:
@@ -395,18 +427,19 @@ def persisted(finding, persistent) -> bool:
     return False
 
 
-def _cause_event(finding, hit_lines: dict) -> dict:
-    """The earliest matched line of a cause entry that names its process (else its earliest)."""
-    best = None
+def _cause_events(finding, hit_lines: dict) -> list[dict]:
+    """Per process, the earliest matched line of a cause entry; a match's unprefixed lines count
+    for the process its prefixed lines name."""
+    best: dict[str, tuple] = {}
     for match in finding.matches:
         for number in match.lines:
             line = hit_lines.get(number) or LogLine(text="")
+            stream = match.stream or line.stream
             candidate = (0 if (line.rank is not None or line.host) else 1, number)
-            if best is None or candidate < best[0]:
-                best = (candidate, number, line, match.stream)
-    _, number, line, stream = best
-    return {"line": number, "stream": stream or line.stream, "rank": line.rank, "host": line.host,
-            "time": line.time, "entry": finding.entry, "text": line.text}
+            if stream not in best or candidate < best[stream][0]:
+                best[stream] = (candidate, number, line)
+    return [{"line": number, "stream": stream, "rank": line.rank, "host": line.host, "time": line.time,
+             "entry": finding.entry, "text": line.text} for stream, (_, number, line) in best.items()]
 
 
 def _unknown_event(failure: Failure) -> dict:
@@ -427,7 +460,11 @@ def _first_failure(events: list[dict], model: LogModel, consequences: list) -> d
         per_stream.setdefault(event["stream"], event)
     candidates = list(per_stream.values())
     claim = _launcher_claim(model)
-    if len(candidates) > 1:
+    odd = _odd_collective(model)
+    if len(candidates) > 1 and odd is not None and any(e["rank"] == odd[0] for e in candidates):
+        chosen = next(e for e in candidates if e["rank"] == odd[0])
+        evidence.append(f"its collective ({odd[1]}) differs from the one every other rank ran ({odd[2]})")
+    elif len(candidates) > 1:
         timed = [(time_key(e["time"]), e) for e in candidates]
         if all(t is not None for t, _ in timed):
             chosen = min(timed, key=lambda p: (p[0], p[1]["line"]))[1]
@@ -464,6 +501,19 @@ def _first_failure(events: list[dict], model: LogModel, consequences: list) -> d
     return chosen
 
 
+def _odd_collective(model: LogModel) -> tuple[int, str, str] | None:
+    """(rank, its collective, everyone else's) when exactly one rank ran a different collective."""
+    if len(model.collectives) < 3:
+        return None
+    counts: dict[str, list[int]] = {}
+    for rank, collective in sorted(model.collectives.items()):
+        counts.setdefault(collective, []).append(rank)
+    if len(counts) != 2:
+        return None
+    (a, ranks_a), (b, ranks_b) = sorted(counts.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    return (ranks_a[0], a, b) if len(ranks_a) == 1 and len(ranks_b) > 1 else None
+
+
 def _launcher_claim(model: LogModel) -> LauncherFailure | None:
     """The launcher's root-cause claim: torchrun's `Root Cause` record, else its earliest failure
     that it did not stop itself."""
@@ -480,33 +530,74 @@ def _launcher_claim(model: LogModel) -> LauncherFailure | None:
 def _report_times(model: LogModel, raw: bool = False) -> dict:
     times: dict = {}
     for record in model.launcher:
-        if record.source == "torchrun-report" and record.rank is not None and record.time:
+        if record.source == "torchrun-report" and record.rank is not None and record.time \
+                and record.exitcode not in STOPPED_BY_LAUNCHER:
             times.setdefault(record.rank, record.time if raw else time_key(record.time))
     return times
 
 
-def _consequence_only_first(model: LogModel, consequences: list) -> dict:
-    """No cause in the log: name the process the consequences point at, and say why."""
-    evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
-    rank = None
+def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None, list[str]]:
+    """The rank the others were waiting for: named by a desync report, or the one rank that shows
+    no consequence (no peer error, timeout or watchdog) while the others do. Among several silent
+    ranks, those the launcher stopped itself are the least suspect."""
     if model.lagging:
-        rank = min(model.lagging)
-        evidence.append(f"the desync report names rank(s) {', '.join(map(str, sorted(model.lagging)))} as lagging")
-    elif model.watchdog:
-        waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
-        silent = sorted(r for r in model.ranks_seen if r not in waiting)
-        if silent and len(silent) < len(model.ranks_seen):
-            rank = silent[0]
-            evidence.append(f"rank(s) {', '.join(map(str, silent))} show no watchdog timeout while the others waited")
+        lagging = sorted(model.lagging)
+        return lagging[0], [f"the desync report names rank(s) {', '.join(map(str, lagging))} as lagging"]
+    waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
+    waiting |= consequence_ranks
+    waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
+    known = set(model.ranks_seen) | {r.rank for r in model.launcher if r.rank is not None}
+    waiting.discard(None)
+    silent = sorted(r for r in known if r not in waiting)
+    if not waiting or not silent or len(silent) == len(known):
+        return None, []
+    stopped = {r.rank for r in model.launcher if r.exitcode in STOPPED_BY_LAUNCHER}
+    suspects = [r for r in silent if r not in stopped] or silent
+    ranks = ", ".join(map(str, sorted(waiting)))
+    return suspects[0], [f"rank(s) {ranks} show only consequences (peer errors, timeouts) while rank "
+                         f"{suspects[0]} shows none: the others were waiting for it"]
+
+
+def _consequence_only_first(model: LogModel, consequences: list, consequence_ranks: set) -> tuple[str, dict, list]:
+    """No cause in the log: name the process the consequences point at, and say why. When the
+    evidence singles out a rank, its silence is the failure (status unknown: no entry explains a
+    process that exited or hung without a message); otherwise only consequences are known."""
+    evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
+    rank, reasons = _silent_suspect(model, consequence_ranks)
+    evidence += reasons
     claim = _launcher_claim(model)
-    if rank is None and claim is not None and claim.rank is not None:
+    record = next((r for r in model.launcher if r.rank == rank and r.exitcode not in (None, 0)), None) \
+        if rank is not None else None
+    if rank is not None:
+        if claim is not None and claim.rank is not None:
+            evidence.append("the launcher's report agrees" if claim.rank == rank else
+                            f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
+        if record is not None and record.exitcode not in STOPPED_BY_LAUNCHER:
+            text = _exit_text(record) + ", without an error message"
+        else:
+            text = f"rank {rank} printed no error while the others waited for it (it hung, or died without a message)"
+        anchor_line = record.line if record else min(f.line for f in model.failures if f.consequence) \
+            if not consequences else min(consequences[0].match_lines)
+        failure = Failure(line=anchor_line, stream="", rank=rank,
+                          host=record.host if record else None, time=record.time if record else None, kind="silent",
+                          text=text)
+        first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
+                 "entry": None, "text": text, "evidence": evidence}
+        return "unknown", first, [failure]
+    if claim is not None and claim.rank is not None:
         rank = claim.rank
         evidence.append(f"the launcher's report names rank {claim.rank} as the root cause")
+    if not consequences:   # only errors that wait on another process, and no entry for them
+        waited = min((f for f in model.failures if f.consequence), key=lambda f: f.line)
+        first = _unknown_event(waited)
+        first.update(line=waited.line + 1, rank=waited.rank if rank is None else rank, evidence=evidence)
+        return "unknown", first, [waited]
     top = consequences[0]
     line = min(top.match_lines)
-    return {"line": line + 1, "stream": "", "rank": rank, "host": claim.host if claim and rank == claim.rank else None,
-            "time": claim.time if claim and rank == claim.rank else None, "entry": top.entry,
-            "text": top.first_text, "evidence": evidence}
+    return "consequences", {"line": line + 1, "stream": "", "rank": rank,
+                            "host": claim.host if claim and rank == claim.rank else None,
+                            "time": claim.time if claim and rank == claim.rank else None, "entry": top.entry,
+                            "text": top.first_text, "evidence": evidence}, []
 
 
 def _exit_text(record: LauncherFailure) -> str:

@@ -176,6 +176,7 @@ def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
         "unknown": [_failure_json(u) for u in incident.unknown[:top]],
         "possible": [],
         "notes": notes,
+        "handled": [_failure_json(h) for h in incident.handled[:top]],
         "consequence_streams": incident.consequence_streams,
         "launcher": [{"line": r.line + 1, "source": r.source, "rank": r.rank, "local_rank": r.local_rank,
                       "host": r.host, "exitcode": r.exitcode, "time": r.time, "root": r.root, "message": r.message}
@@ -210,7 +211,12 @@ def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
     first = incident.first
     if incident.status == "none":
         notes = len(incident.notes)
-        return "No failure found." + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
+        text = "No failure found."
+        if incident.handled:
+            count = len(incident.handled)
+            text += (f" {count} error{'s were' if count != 1 else ' was'} printed and handled: the launcher reported "
+                     "no failed process.")
+        return text + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
     place = where(first.get("rank"), first.get("host")) if first else ""
     if incident.status == "consequences":
         info = infos.get(first["entry"]) if first else None

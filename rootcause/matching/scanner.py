@@ -53,7 +53,7 @@ class Report:
 
 def prefilter_regex(anchors: Iterable[str]) -> str:
     """One alternation of every anchor, longest first, with spaces that also match a wrap."""
-    return "|".join(WRAP.join(escape(word) for word in re.split(r"[ ]+", anchor))
+    return "|".join(WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
                     for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)))
 
 
@@ -88,7 +88,7 @@ class Scanner:
         options.log_errors = False
         alternation = prefilter_regex(list(self.index.anchors) + list(EVENT_ANCHORS))
         self.prefilter = re2.compile(alternation.encode(), options)
-        self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS), options)
+        self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
 
     # -- scanning -------------------------------------------------------------------------------
     def scan_paths(self, paths: Iterable[str | Path]) -> Report:
@@ -153,6 +153,10 @@ class Scanner:
             stop = data.find(b"\n", max(match.end() - 1, match.start()), end)
             line_number += data.count(b"\n", position, start)
             raw = data[start:stop]
+            if raw.count(b"\n") > 1:   # wrapped over more than two lines: the first two (as the browser)
+                second = raw.find(b"\n", raw.find(b"\n") + 1)
+                stop = start + second
+                raw = raw[:second]
             following = None
             if stop + 1 < end:
                 after = data.find(b"\n", stop + 1, end)
@@ -166,13 +170,14 @@ class Scanner:
                    following: bytes | None) -> None:
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self.index.candidates(line.text)
-        if candidates and following and len(raw) >= MIN_WRAPPED and not any(
+        if candidates and following is not None and b"\n" not in raw and len(line.text) >= MIN_WRAPPED \
+                and self.prefilter.search(following) is None and not any(
                 sig.step_regexes[0].search(line.text) or any(r.search(line.text) for r in sig.step_regexes[1:])
                 for sig in candidates):
-            joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")])
-            if joined is not line and any(any(r.search(joined.text) for r in sig.step_regexes) for sig in candidates):
+            joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
+            if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in sig.step_regexes) for sig in candidates):
                 line = joined
-        if self._events.search(line.text):
+        if self._events.search(raw):   # as printed: a rich frame's box is part of its anchor
             event = recognise(line.text)
             if event is not None:
                 report.model.feed(number, line, *event)
@@ -200,16 +205,17 @@ class Scanner:
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
 
 
-def join_lines(physical: list[str]) -> LogLine:
+def join_lines(physical: list[str], strict: bool = False) -> LogLine:
     """Physical lines of one wrapped message → one parsed line (prefixes of the first; the
-    continuation lines' own prefixes removed when they belong to the same process)."""
+    continuation lines' own prefixes removed when they belong to the same process). `strict`:
+    a continuation must carry exactly the first line's prefix (no prefix when it has none)."""
     first = parse_line(physical[0])
     if len(physical) == 1:
         return first
     texts = [first.text]
     for raw in physical[1:]:
         more = parse_line(raw)
-        if more.stream and first.stream and more.stream != first.stream:
+        if (more.stream != first.stream) if strict else (more.stream and first.stream and more.stream != first.stream):
             break
         texts.append(more.text.strip())
     return LogLine(text=" ".join(t for t in texts if t)[:MAX_LINE], rank=first.rank, host=first.host, time=first.time)

@@ -11,7 +11,7 @@ const fs = require("fs");
 const path = require("path");
 
 const assets = path.join(__dirname, "..", "..", "theme", "assets");
-const { Matcher, parseLine, compileRules } = require(path.join(assets, "matcher.js"));
+const { Matcher, parseLine, compileRules, compileDecoration } = require(path.join(assets, "matcher.js"));
 const { tokens, terms } = require(path.join(assets, "search.js"));
 
 const job = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
@@ -29,7 +29,8 @@ if (job.signatures) {
     out.reports.push(report);
   }
   const rules = compileRules(data.rules);
-  for (const line of job.lines || []) out.lines.push(parseLine(line, rules, data.limits));
+  const decoration = compileDecoration(data.decoration);
+  for (const line of job.lines || []) out.lines.push(parseLine(line, rules, data.limits, decoration));
 }
 for (const text of job.tokens || []) { out.tokens.push(tokens(text)); out.terms.push(terms(text)); }
 

@@ -430,13 +430,19 @@ def test_diagnose_puts_the_cause_first_and_names_the_first_failing_rank(open_con
     assert findings.count() == 2
     first = findings.nth(0)
     assert "rc-finding--first" in first.get_attribute("class")
-    assert first.locator("h3 a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
-    assert "most likely cause" in first.inner_text()
+    assert first.locator("h2 a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
+    assert first.locator("p.rc-muted").first.inner_text() == "cause · match good: a specific error message matched · rank 2"
     assert "[rank 2]" in first.locator("pre").inner_text()
-    assert findings.nth(1).locator("h3 a").get_attribute("href").endswith("entries/nccl-watchdog-collective-timeout/")
-    banner = page.locator("#rc-report .rc-first").inner_text()
-    assert banner == "First failure: rank 2 at line 6. Only consequences on rank 0, rank 1, rank 3."
-    assert page.locator("#rc-report").inner_text().startswith("Scanned 9 lines")
+    second = findings.nth(1)
+    assert second.locator("h2 a").get_attribute("href").endswith("entries/nccl-watchdog-collective-timeout/")
+    assert "consequence of a failure elsewhere" in second.inner_text()
+    # the report leads with one sentence: what failed first, where, what the others show
+    headline = page.locator("#rc-report > *").first
+    assert "rc-headline" in headline.get_attribute("class")
+    assert headline.inner_text() == ("Rank 2 failed first: CUDA out of memory. Tried to allocate ...: the GPU ran out "
+                                     "of memory. Rank 0, rank 1 and rank 3 then show consequences of it.")
+    assert page.evaluate("getComputedStyle(document.querySelector('.rc-headline')).fontWeight") == "700"
+    assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 9 lines")
     shot(page, "diagnose.png")
     new = recorder.requests[before:]
     assert all(not url.startswith(server.origin + "/") or "/search/signatures.json" in url for url in new), new
@@ -451,14 +457,14 @@ def test_diagnose_runs_on_paste(open_context, server):
     textarea.fill("[rank5]: " + OOM_RANK2)
     textarea.dispatch_event("paste")
     wait_for_report(page)
-    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 5 at line 1.")
+    assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 5 failed first: CUDA out of memory")
 
 
 def test_diagnose_reads_a_gzip_file_without_any_request(open_context, server):
     page, recorder = open_diagnose(open_context, server)
     page.locator("#rc-log").fill("warm-up: no failure here")
     page.locator("#rc-diagnose button[type=submit]").click()
-    page.locator("#rc-report .admonition.note").wait_for()  # "No known failure found"
+    page.locator("#rc-report .admonition.note").wait_for()  # "No failure found."
     log = ("[rank0]: step 1 loss 9.1\n" * 2000 + "\n".join([
         "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "=" * 60, "pretrain.py FAILED",
         "-" * 60, "Root Cause (first observed failure):", "[0]:", "  time      : 2025-02-01_08:00:00",
@@ -469,11 +475,11 @@ def test_diagnose_reads_a_gzip_file_without_any_request(open_context, server):
                                                       "buffer": gzip.compress(log.encode())}])
     page.wait_for_function("() => document.querySelector('#rc-report .rc-finding') !== null")
     wait_for_report(page)
-    report = page.locator("#rc-report").inner_text()
-    assert report.startswith("Scanned 2,013 lines of train.log.gz in ")
+    assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 2,013 lines of train.log.gz in ")
     first = page.locator("#rc-report .rc-finding").first
-    assert first.locator("h3 a").get_attribute("href").endswith("entries/torchrun-child-killed-sigkill/")
-    assert "Confidence: high" in first.inner_text()
+    assert first.locator("h2 a").get_attribute("href").endswith("entries/torchrun-child-killed-sigkill/")
+    assert "match strong" in first.inner_text()
+    assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 6 on dgx-a100-11 failed first")
     assert "Diagnosed train.log.gz" in page.locator("#rc-log").get_attribute("placeholder")
     assert recorder.requests[before:] == [], "diagnosing a file made a request"
 
@@ -490,10 +496,11 @@ def test_diagnose_accepts_a_file_dropped_on_the_box(open_context, server):
     page.dispatch_event("#rc-diagnose", "dragover", {"dataTransfer": transfer})
     assert "rc-dragging" in page.locator("#rc-diagnose").get_attribute("class")
     page.dispatch_event("#rc-diagnose", "drop", {"dataTransfer": transfer})
-    page.wait_for_function("() => document.querySelector('#rc-report .rc-first') !== null")
+    page.wait_for_function("() => document.querySelector('#rc-report .rc-scanned') !== null")
     assert "rc-dragging" not in page.locator("#rc-diagnose").get_attribute("class")
-    assert page.locator("#rc-report").inner_text().startswith("Scanned 9 lines of node-3.log.gz")
-    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 2 at line 6.")
+    assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 9 lines of node-3.log.gz")
+    assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 2 failed first")
+    assert page.locator("#rc-report .rc-first-detail").inner_text().startswith("Line 6: torch.OutOfMemoryError")
     assert recorder.requests[before:] == [], recorder.requests
 
 
@@ -508,8 +515,9 @@ def test_diagnose_reads_a_multi_member_gzip_file_as_the_command_line_does(open_c
     page.wait_for_function("() => document.querySelector('#rc-report .rc-muted') !== null"
                            " || document.getElementById('rc-status').textContent.startsWith('Could not')")
     assert page.locator("#rc-status").inner_text() == ""
-    assert page.locator("#rc-report").inner_text().startswith("Scanned 11 lines of all.log.gz")
-    assert page.locator("#rc-report .rc-first").inner_text().startswith("First failure: rank 4 at line 11.")
+    assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 11 lines of all.log.gz")
+    assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 4 failed first")
+    assert page.locator("#rc-report .rc-first-detail").inner_text().startswith("Line 11: ")
 
 
 WORKER_REPORT = """async ([bytes, gz]) => {
@@ -566,7 +574,7 @@ def test_diagnose_reports_nothing_found(open_context, server):
     page.locator("#rc-log").fill("[rank0]: step 1 loss 2.0\n[rank1]: step 1 loss 2.0\n")
     page.locator("#rc-diagnose button[type=submit]").click()
     page.locator("#rc-report .admonition.note").wait_for()
-    assert "No known failure found" in page.locator("#rc-report").inner_text()
+    assert page.locator("#rc-report .rc-headline").inner_text() == "No failure found."
 
 
 # -- (4) without JavaScript ------------------------------------------------------------------------
@@ -650,7 +658,7 @@ def test_a_huge_paste_goes_to_the_worker_without_filling_the_box(open_context, s
     page.wait_for_selector(".rc-finding")
     shown = page.locator("#rc-log").input_value()
     assert len(shown) < 25_000 and "characters pasted; all are diagnosed" in shown
-    assert "cuda-out-of-memory" in page.locator(".rc-finding h3 a").first.get_attribute("href")
+    assert "cuda-out-of-memory" in page.locator(".rc-finding h2 a").first.get_attribute("href")
     page.locator("#rc-diagnose button[type=submit]").click()  # diagnosing again uses the whole paste
     page.wait_for_function("() => document.querySelector('#rc-status').textContent === ''")
-    assert "cuda-out-of-memory" in page.locator(".rc-finding h3 a").first.get_attribute("href")
+    assert "cuda-out-of-memory" in page.locator(".rc-finding h2 a").first.get_attribute("href")

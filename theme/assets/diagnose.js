@@ -30,50 +30,136 @@
     return parts.join(" ");
   }
 
-  function streamLabel(stream) {
-    var cut = stream.lastIndexOf("#");
-    var host = stream.slice(0, cut), rank = stream.slice(cut + 1);
-    return [host, rank !== "" ? "rank " + rank : ""].filter(Boolean).join(" ");
+  var ROLE_LABEL = { cause: "cause", consequence: "consequence of a failure elsewhere", warning: "warning" };
+
+  function lineBlock(lines, more) {
+    var pre = el("pre", "rc-lines");
+    var code = el("code");
+    lines.forEach(function (line) {
+      code.appendChild(el("span", "rc-lineno", String(line.line).padStart(6, " ") + "  "));
+      var rank = who(line);
+      if (rank) code.appendChild(el("span", "rc-rank", "[" + rank + "] "));
+      code.appendChild(el("mark", null, line.text));
+      code.appendChild(document.createTextNode("\n"));
+    });
+    if (more) code.appendChild(el("span", "rc-muted", "… " + more + " more matched lines\n"));
+    pre.appendChild(code);
+    return pre;
+  }
+
+  function entryLink(title, url) {
+    var a = el("a", null, title);
+    a.href = root + url;
+    return a;
+  }
+
+  // commands/diagnose.py query_text: the error's words and the frame that raised it
+  var INCOMPLETE = "a Python traceback whose exception line is not in the log";
+  function queryText(failure) {
+    var text = failure.text === INCOMPLETE ? "" : failure.text;
+    var location = failure.location || "";
+    if (location.lastIndexOf('File "', 0) === 0) {
+      var rest = location.slice(6), quote = rest.indexOf('"');
+      var path = rest.slice(0, quote), after = rest.slice(quote + 1);
+      location = path.split("/").slice(-3).join(" ") + after;
+    }
+    return (text + " " + location).trim();
+  }
+
+  var searchIndex = null;
+  function index() {
+    if (!searchIndex) {
+      searchIndex = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = document.body.getAttribute("data-search");
+        script.onload = function () {
+          resolve(new window.RootcauseSearch.Index(root + "search/", root + document.body.getAttribute("data-manifest")));
+        };
+        script.onerror = reject;
+        document.head.appendChild(script);
+      });
+    }
+    return searchIndex;
+  }
+
+  // The "possibly related" tier: the site's own search index, asked about each unexplained error.
+  function possible(report, into) {
+    if (!report.unknown.length) return;
+    index().then(function (idx) {
+      return Promise.all(report.unknown.map(function (u) { return idx.query(queryText(u), 6); }));
+    }).then(function (lists) {
+      var section = null;
+      lists.forEach(function (hits, i) {
+        var kept = hits.filter(function (h) { return h.matched >= 2; }).slice(0, 3);
+        if (!kept.length) return;
+        if (!section) {
+          section = el("section", "rc-possible");
+          section.appendChild(el("h2", null, "Possibly related, no signature matched"));
+          into.appendChild(section);
+        }
+        section.appendChild(el("p", "rc-muted", "For: " + report.unknown[i].text));
+        var list = el("ul");
+        kept.forEach(function (h) { var li = el("li"); li.appendChild(entryLink(h.title, "entries/" + h.id + "/")); list.appendChild(li); });
+        section.appendChild(list);
+      });
+    }).catch(function () { /* no index (an old copy of the site): no tier */ });
   }
 
   function render(report, ms, source) {
     out.textContent = "";
-    var head = el("p", "rc-muted", "Scanned " + report.lines_scanned.toLocaleString() + " lines" + (source ? " of " + source : "") + " in " + Math.round(ms) + " ms, in this browser.");
-    out.appendChild(head);
-    if (!report.results.length) {
-      out.appendChild(el("p", "admonition note", "No known failure found. Search for the last error line with the search box, or add an entry for it."));
-      return;
-    }
+    var failed = report.status !== "none";
+    out.appendChild(el("p", "rc-headline" + (failed ? "" : " admonition note"), report.headline));
     var ff = report.first_failure;
-    if (ff && (ff.rank !== null || ff.host)) {
-      var text = "First failure: " + who(ff) + " at line " + ff.line + ".";
-      if (report.consequence_streams.length) text += " Only consequences on " + report.consequence_streams.map(streamLabel).join(", ") + ".";
-      out.appendChild(el("p", "admonition warning rc-first", text));
+    if (ff) {
+      var where = "Line " + ff.line + (ff.time ? ", " + ff.time : "") + ": ";
+      var detail = el("p", "rc-first-detail");
+      detail.appendChild(document.createTextNode(where));
+      detail.appendChild(el("code", null, ff.text));
+      out.appendChild(detail);
+      if (ff.evidence && ff.evidence.length) {
+        var why = el("ul", "rc-evidence");
+        ff.evidence.forEach(function (reason) { why.appendChild(el("li", null, reason)); });
+        out.appendChild(why);
+      }
+    }
+    if (report.unknown.length) {
+      var unknown = el("section", "rc-unknown");
+      unknown.appendChild(el("h2", null, "Errors no entry explains"));
+      report.unknown.forEach(function (u) {
+        unknown.appendChild(lineBlock([{ line: u.line, rank: u.rank, host: u.host, text: u.text }], 0));
+        if (u.location) unknown.appendChild(el("p", "rc-muted", u.location));
+      });
+      out.appendChild(unknown);
+      possible(report, out);
     }
     report.results.forEach(function (r, i) {
-      var box = el("article", "rc-finding" + (i === 0 ? " rc-finding--first" : ""));
-      var h = el("h3");
-      var a = el("a", null, r.title);
-      a.href = root + r.url;
-      h.appendChild(a);
+      var box = el("article", "rc-finding rc-finding--" + r.role + (i === 0 && report.status === "known" ? " rc-finding--first" : ""));
+      var h = el("h2");
+      h.appendChild(entryLink(r.title, r.url));
       box.appendChild(h);
-      box.appendChild(el("p", "rc-muted", "Confidence: " + r.confidence + " · signature " + r.signatures.join(", ") + (i === 0 && report.results.length > 1 ? " · most likely cause" : "")));
+      box.appendChild(el("p", "rc-muted", ROLE_LABEL[r.role] + " · match " + r.confidence_text + (r.ranks.length ? " · rank " + r.ranks.join(", ") : "")));
       box.appendChild(el("p", null, r.summary));
-      var pre = el("pre", "rc-lines");
-      var code = el("code");
-      r.lines.forEach(function (line) {
-        code.appendChild(el("span", "rc-lineno", String(line.line).padStart(6, " ") + "  "));
-        var rank = who(line);
-        if (rank) code.appendChild(el("span", "rc-rank", "[" + rank + "] "));
-        code.appendChild(el("mark", null, line.text));
-        code.appendChild(document.createTextNode("\n"));
-      });
-      if (r.more_lines) code.appendChild(el("span", "rc-muted", "… " + r.more_lines + " more matched lines\n"));
-      pre.appendChild(code);
-      box.appendChild(pre);
+      box.appendChild(lineBlock(r.lines, r.more_lines));
       if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "First step: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
       out.appendChild(box);
     });
+    if (report.notes.length) {
+      var notes = el("section", "rc-notes");
+      notes.appendChild(el("h2", null, "Notes: benign warnings, not the failure"));
+      var list = el("ul");
+      report.notes.forEach(function (n) {
+        var li = el("li");
+        li.appendChild(entryLink(n.title, n.url));
+        li.appendChild(document.createTextNode(" (" + n.count + "×)"));
+        list.appendChild(li);
+      });
+      notes.appendChild(list);
+      out.appendChild(notes);
+    }
+    if (!failed && !report.notes.length) {
+      out.appendChild(el("p", "rc-muted", "If the job did fail, search for its last error line with the search box, or add an entry for it."));
+    }
+    out.appendChild(el("p", "rc-muted rc-scanned", "Scanned " + report.lines_scanned.toLocaleString() + " lines" + (source ? " of " + source : "") + " in " + Math.round(ms) + " ms, in this browser."));
   }
 
   worker.onmessage = function (event) {

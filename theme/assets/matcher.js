@@ -1,15 +1,17 @@
-// The in-browser twin of rootcause/matching/ (scanner.py, ranking.py, signatures.py, logline.py): the same line rules,
-// the same signature semantics, the same ranking, on the data of search/signatures.json.
-// The tests run both on the same logs and require identical reports.
-// Works as a browser global (RootcauseMatcher), in a worker (importScripts) and in Node (require).
+// The in-browser twin of rootcause/matching/ (logline, events, signatures, scanner, incident,
+// ranking): the same decoration and prefix rules, the same events, the same signature semantics,
+// the same incident and report, on the data of search/signatures.json. The tests run both on the
+// same logs and require identical reports. Works as a browser global (RootcauseMatcher), in a
+// worker (importScripts) and in Node (require).
 (function (root) {
   "use strict";
 
-  // -- Aho-Corasick over the anchors: which anchors occur in a line, in one pass ------------------
+  // -- Aho-Corasick: which words occur in a text, in one pass ---------------------------------------
   function Automaton(words) {
-    var next = [new Map()], fail = [0], out = [[]];
+    var next = [new Map()], fail = [0], out = [[]], lengths = [];
     words.forEach(function (word, id) {
       var node = 0;
+      lengths.push(word.length);
       for (var i = 0; i < word.length; i++) {
         var ch = word.charCodeAt(i);
         var child = next[node].get(ch);
@@ -31,17 +33,37 @@
         queue.push(child);
       });
     }
-    this.next = next; this.fail = fail; this.out = out;
+    this.next = next; this.fail = fail; this.out = out; this.lengths = lengths;
   }
+  Automaton.prototype.step = function (node, ch) {
+    var child, next = this.next, fail = this.fail;
+    while ((child = next[node].get(ch)) === undefined && node) node = fail[node];
+    return child === undefined ? 0 : child;
+  };
+  // The ids of the words found in text (a Set), or null.
   Automaton.prototype.find = function (text) {
-    var node = 0, found = null, next = this.next, fail = this.fail, out = this.out;
+    var node = 0, found = null, out = this.out;
     for (var i = 0; i < text.length; i++) {
-      var ch = text.charCodeAt(i), child;
-      while ((child = next[node].get(ch)) === undefined && node) node = fail[node];
-      node = child === undefined ? 0 : child;
+      node = this.step(node, text.charCodeAt(i));
       if (out[node].length) { if (!found) found = new Set(); for (var k = 0; k < out[node].length; k++) found.add(out[node][k]); }
     }
     return found;
+  };
+  // The smallest start of a word found in the (already folded) text, or -1; only matches that
+  // end at or after `minEnd` count.
+  Automaton.prototype.firstStart = function (text, minEnd) {
+    var node = 0, best = -1, out = this.out, lengths = this.lengths;
+    for (var i = 0; i < text.length; i++) {
+      node = this.step(node, text.charCodeAt(i));
+      var ids = out[node];
+      for (var k = 0; k < ids.length; k++) {
+        if (i < minEnd) continue;
+        var start = i - lengths[ids[k]] + 1;
+        if (best < 0 || start < best) best = start;
+      }
+      if (best >= 0 && i - best > 4096) break;
+    }
+    return best;
   };
 
   // -- lines ----------------------------------------------------------------------------------
@@ -60,8 +82,22 @@
     return raw.slice(0, units);
   }
 
-  function parseLine(raw, rules, limits) {
-    var text = cut(raw, limits.max_line).replace(/[\r\n]+$/, "");
+  // rootcause.text.undecorate: ANSI, carriage returns, an issue's "> " quote, a rich box frame.
+  var NEEDS = [["\x1b"], ["\r", "^M"], [">"], ["\u2502", "\u2503", "\u2551"]];
+  function compileDecoration(rules) {
+    return (rules || []).map(function (r) { return [new RegExp(r[1], "g"), r[2]]; });
+  }
+  function undecorate(line, decoration) {
+    for (var i = 0; i < decoration.length; i++) {
+      var marks = NEEDS[i] || [""], needed = false;
+      for (var m = 0; m < marks.length; m++) if (line.indexOf(marks[m]) >= 0) { needed = true; break; }
+      if (needed) line = line.replace(decoration[i][0], decoration[i][1]);
+    }
+    return line.replace(/[ \t\f\v]+$/, "");
+  }
+
+  function parseLine(raw, rules, limits, decoration) {
+    var text = undecorate(cut(raw, limits.max_line), decoration || []);
     var rank = null, host = null, time = null;
     for (var round = 0; round < limits.max_prefixes; round++) {
       var applied = false;
@@ -72,15 +108,523 @@
         if (kind === "rank") rank = parseInt(m[1], 10);
         else if (kind === "host") host = m[1];
         else if (kind === "host+device") { host = m[1]; if (rank === null) rank = parseInt(m[2], 10); }
-        else if (kind === "time" && time === null) time = m[0].replace(/^[ \t\[\]:]+|[ \t\[\]:]+$/g, "");
+        else if (kind === "time" && time === null) time = (m.length > 1 && m[1] !== undefined ? m[1] : m[0]).replace(/^[ \t\[\]:]+|[ \t\[\]:]+$/g, "");
         text = text.slice(m[0].length);
         applied = true;
         break;
       }
       if (!applied) break;
     }
+    return makeLine(text, rank, host, time);
+  }
+
+  function makeLine(text, rank, host, time) {
     var stream = rank === null && host === null ? "" : (host || "") + "#" + (rank === null ? "" : rank);
     return { text: text, rank: rank, host: host, time: time, stream: stream };
+  }
+
+  // scanner.join_lines: a wrapped message's physical lines as one line.
+  function joinLines(physical, rules, limits, decoration, strict) {
+    var first = parseLine(physical[0], rules, limits, decoration);
+    if (physical.length === 1) return first;
+    var texts = [first.text];
+    for (var i = 1; i < physical.length; i++) {
+      var more = parseLine(physical[i], rules, limits, decoration);
+      if (strict ? more.stream !== first.stream : (more.stream && first.stream && more.stream !== first.stream)) break;
+      texts.push(more.text.trim());
+    }
+    return makeLine(cut(texts.filter(Boolean).join(" "), limits.max_line), first.rank, first.host, first.time);
+  }
+
+  // -- events (rootcause/matching/events.py) ----------------------------------------------------
+  function recognise(text, events) {
+    for (var i = 0; i < events.length; i++) {
+      var m = events[i][1].exec(text);
+      if (m) return [events[i][0], m.slice(1).map(function (g) { return g === undefined ? "" : g; })];
+    }
+    return null;
+  }
+
+  var TIME_RULES = [
+    /^[0-9]{4}-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]{1,9}))?/,
+    /^[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?/
+  ];
+  var DAYS_BEFORE = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
+  function timeKey(stamp) {
+    if (!stamp) return null;
+    for (var i = 0; i < TIME_RULES.length; i++) {
+      var m = TIME_RULES[i].exec(stamp);
+      if (m) {
+        var month = parseInt(m[1], 10), day = parseInt(m[2], 10);
+        if (month < 1 || month > 12) return null;
+        var seconds = ((DAYS_BEFORE[month - 1] + day - 1) * 24 + parseInt(m[3], 10)) * 3600 + parseInt(m[4], 10) * 60 + parseInt(m[5], 10);
+        return seconds + (m[6] ? parseInt(m[6], 10) / Math.pow(10, m[6].length) : 0);
+      }
+    }
+    return null;
+  }
+
+  // -- the log model (rootcause/matching/incident.py: LogModel) ---------------------------------
+  var MAX_FAILURES = 200, MAX_LAUNCHER_RECORDS = 256, MAX_STREAMS = 4096, MESSAGE_LINES = 12, MAX_TEXT = 500;
+  var INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log";
+  var CONSEQUENCE_HINTS = new RegExp(
+    "Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|" +
+    "returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|" +
+    "Timed out|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog");
+  var STOPPED_BY_LAUNCHER = new Set([-15, 143, -2, 130]);
+  var STOP_SIGNALS = new Set(["SIGTERM", "SIGINT", "SIGHUP"]);
+
+  function cutText(text) {
+    var points = Array.from(text);
+    return points.length <= MAX_TEXT ? text : points.slice(0, MAX_TEXT - 1).join("") + "\u2026";
+  }
+  function fits(a, b) { return !a || !b || a === b; }
+  function ints(text) { return (text.match(/[0-9]+/g) || []).map(function (x) { return parseInt(x, 10); }); }
+
+  function LogModel() {
+    this.streams = new Map(); this.failures = []; this.failuresDropped = 0; this.launcher = [];
+    this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set();
+    this.rootNext = false; this.record = null; this.pendingCpp = null; this.groups = 0;
+    this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
+  }
+  LogModel.prototype.stream = function (line) {
+    var state = this.streams.get(line.stream);
+    if (!state) {
+      state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, lastLine: 0, chained: false, group: 0 };
+      if (this.streams.size < MAX_STREAMS) this.streams.set(line.stream, state);
+    }
+    return state;
+  };
+  LogModel.prototype.add = function (failure) {
+    if (this.failures.length < MAX_FAILURES) this.failures.push(failure); else this.failuresDropped++;
+    return failure;
+  };
+  LogModel.prototype.failure = function (number, line, kind, text) {
+    return { line: number, stream: line.stream, rank: line.rank, host: line.host, time: line.time, kind: kind,
+             text: cutText(text), location: null, start: number, group: 0, end: number, explainedBy: null, consequence: false };
+  };
+  LogModel.prototype.feed = function (number, line, kind, groups) {
+    if (line.rank !== null) this.ranksSeen.add(line.rank);
+    var state = this.stream(line);
+    if (kind === "traceback") {
+      if (!state.chained) { this.groups++; state.group = this.groups; }
+      state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
+      state.lastLine = number;
+    } else if (kind === "frame") {
+      if (!state.tracebackOpen) {
+        if (!state.chained) { this.groups++; state.group = this.groups; }
+        state.tracebackOpen = true; state.tracebackStart = number; state.chained = false;
+      }
+      state.lastFrame = 'File "' + groups[0] + '", line ' + groups[1] + ", in " + groups[2];
+      state.lastLine = number;
+    } else if (kind === "chain") {
+      state.chained = true;
+    } else if (kind === "exception") {
+      this.exception(number, line, state, groups);
+      var fp = this.fingerprint ? this.fingerprint.exec(line.text) : null;
+      if (fp) {
+        var pairs = [[parseInt(fp[1], 10), fp[2]], [parseInt(fp[3], 10), fp[4]]];
+        for (var q = 0; q < pairs.length; q++) {
+          if (this.collectives.size < MAX_STREAMS && !this.collectives.has(pairs[q][0])) this.collectives.set(pairs[q][0], pairs[q][1]);
+        }
+      }
+    } else if (kind === "cpp-throw") {
+      this.pendingCpp = this.add(this.failure(number, line, "cpp", "terminate called after throwing an instance of '" + groups[0] + "'"));
+    } else if (kind === "cpp-terminate") {
+      this.add(this.failure(number, line, "cpp", "terminate called without an active exception"));
+    } else if (kind === "cpp-what") {
+      var pending = this.pendingCpp;
+      if (pending && number - pending.end <= 4 && fits(pending.stream, line.stream)) {
+        pending.text = cutText(pending.text + ": " + groups[0].trim());
+        pending.end = number;
+        this.pendingCpp = null;
+      }
+    } else if (kind === "fatal") {
+      this.add(this.failure(number, line, "fatal", "Fatal Python error: " + groups[0].trim()));
+    } else if (kind === "signal") {
+      var sig = this.failure(number, line, "signal", "Signal " + groups[0] + " (" + groups[1] + ") received by PID " + groups[2]);
+      var record = this.record;
+      if (record && number - record.line <= 8) {
+        record.message = cutText(line.text.trim());
+        if (!line.stream && record.rank !== null) {
+          sig.rank = record.rank; sig.host = record.host; sig.stream = "#" + record.rank;
+          sig.time = sig.time || record.time;
+        }
+      }
+      sig.consequence = STOP_SIGNALS.has(groups[1]);
+      this.add(sig);
+    } else if (kind === "agent-exit" || kind === "launcher-exit" || kind === "srun-exit") {
+      this.launcherLine(number, line, kind, groups);
+    } else if (kind === "launcher-start") {
+      this.launcherStarted = true;
+    } else if (kind === "report-root") {
+      this.rootNext = true;
+    } else if (kind === "report-field") {
+      this.reportField(number, line, groups);
+    } else if (kind === "watchdog") {
+      if (!this.watchdog.has(line.stream)) this.watchdog.set(line.stream, { seq: parseInt(groups[0], 10), op: groups[1], line: number });
+    } else if (kind === "lagging") {
+      var self = this;
+      ints(groups[0]).slice(0, MAX_STREAMS).forEach(function (r) { self.lagging.add(r); });
+    }
+  };
+  LogModel.prototype.exception = function (number, line, state, groups) {
+    var name = groups[0], message = groups[1].trim();
+    if (!(state.tracebackOpen || state.chained) && line.text.indexOf(":") < 0) return;
+    if (!state.tracebackOpen && !state.chained) { this.groups++; state.group = this.groups; }
+    var failure = this.failure(number, line, "exception", message ? name + ": " + message : name);
+    failure.location = state.lastFrame;
+    failure.start = state.tracebackOpen ? state.tracebackStart : number;
+    failure.group = state.group;
+    failure.end = number;
+    this.failures.forEach(function (other) { if (other.group === failure.group && other.stream === failure.stream) other.end = number; });
+    this.add(failure);
+    state.tracebackOpen = false; state.lastFrame = null; state.chained = false;
+  };
+  LogModel.prototype.launcherLine = function (number, line, kind, groups) {
+    if (this.launcher.length >= MAX_LAUNCHER_RECORDS) return;
+    var record;
+    if (kind === "agent-exit") record = launcherRecord(number, "torchrun-agent", { exitcode: parseInt(groups[0], 10), local_rank: parseInt(groups[1], 10), host: line.host, time: line.time });
+    else if (kind === "launcher-exit") record = launcherRecord(number, "deepspeed", { exitcode: parseInt(groups[0], 10), host: line.host, time: line.time });
+    else {
+      var tasks = ints(groups[1]);
+      var code = /exit code (-?[0-9]+)/.exec(groups[2]);
+      record = launcherRecord(number, "srun", { rank: tasks.length ? tasks[0] : null, host: groups[0], exitcode: code ? parseInt(code[1], 10) : null, message: cutText(groups[2]) });
+    }
+    this.launcher.push(record);
+  };
+  function launcherRecord(line, source, fields) {
+    var r = { line: line, source: source, rank: null, local_rank: null, host: null, exitcode: null, time: null, root: false, message: "" };
+    Object.keys(fields).forEach(function (k) { r[k] = fields[k] === undefined ? null : fields[k]; });
+    return r;
+  }
+  LogModel.prototype.reportField = function (number, line, groups) {
+    var name = groups[0], value = groups[1].trim();
+    if (name === "time") {
+      if (this.launcher.length >= MAX_LAUNCHER_RECORDS) { this.record = null; return; }
+      this.record = launcherRecord(number, "torchrun-report", { time: value, root: this.rootNext });
+      this.rootNext = false;
+      this.launcher.push(this.record);
+      return;
+    }
+    var record = this.record;
+    if (!record || number - record.line > 8) return;
+    if (name === "host") record.host = value;
+    else if (name === "rank") {
+      var found = /^(-?[0-9]+) \(local_rank: (-?[0-9]+)\)/.exec(value);
+      if (found) { record.rank = parseInt(found[1], 10); record.local_rank = parseInt(found[2], 10); }
+    } else if (name === "exitcode") {
+      var code = /^-?[0-9]+/.exec(value);
+      if (code) record.exitcode = parseInt(code[0], 10);
+    } else if (name === "traceback" && !record.message) record.message = cutText(value);
+  };
+  LogModel.prototype.finish = function () {
+    var self = this;
+    this.streams.forEach(function (state, stream) {
+      if (state.tracebackOpen) {
+        var failure = { line: state.tracebackStart, stream: stream, rank: state.rank, host: state.host, time: null, kind: "exception",
+                        text: INCOMPLETE_TRACEBACK, location: state.lastFrame, start: state.tracebackStart, group: state.group,
+                        end: Math.max(state.lastLine, state.tracebackStart), explainedBy: null, consequence: false };
+        self.add(failure);
+        state.tracebackOpen = false;
+      }
+    });
+  };
+
+  // -- the incident (incident.build_incident) -----------------------------------------------------
+  function explain(model, matches, consequenceEntries) {
+    var byStream = new Map();
+    matches.forEach(function (m) { if (!byStream.has(m.stream)) byStream.set(m.stream, []); byStream.get(m.stream).push(m); });
+    model.failures.forEach(function (failure) {
+      var end = failure.end + MESSAGE_LINES, best = null;
+      byStream.forEach(function (found, stream) {
+        if (!fits(stream, failure.stream)) return;
+        found.forEach(function (m) {
+          if (m.lines.some(function (n) { return failure.start <= n && n <= end; })) best = best || m;
+        });
+      });
+      if (best) failure.explainedBy = best.sig.entry;
+      else if (failure.kind !== "signal" && CONSEQUENCE_HINTS.test(failure.text)) failure.consequence = true;
+    });
+    var waited = new Map();
+    function wait(stream, line) { waited.set(stream, waited.has(stream) ? Math.min(waited.get(stream), line) : line); }
+    model.failures.forEach(function (f) { if (f.stream && (f.consequence || consequenceEntries.has(f.explainedBy))) wait(f.stream, f.line); });
+    matches.forEach(function (m) { if (m.stream && consequenceEntries.has(m.sig.entry)) wait(m.stream, m.lines[0]); });
+    model.failures.forEach(function (f) {
+      if (waited.has(f.stream) && f.line > waited.get(f.stream) && !f.explainedBy && f.kind !== "signal") f.consequence = true;
+    });
+  }
+
+  function byLine(a, b) { return a.line - b.line; }
+
+  function unknownCauses(model) {
+    var seenGroups = new Set(), named = new Set(), kept = new Map();
+    model.failures.forEach(function (f) { if (f.stream) named.add(f.kind + "\u0000" + f.text); });
+    model.failures.slice().sort(byLine).forEach(function (failure) {
+      var groupKey = failure.stream + "\u0000" + failure.group;
+      var groupExplained = failure.group && model.failures.some(function (f) { return f.group === failure.group && f.stream === failure.stream && f.explainedBy; });
+      if (failure.explainedBy || failure.consequence || groupExplained) return;
+      if (failure.group && seenGroups.has(groupKey)) return;
+      seenGroups.add(groupKey);
+      if (!failure.stream && named.has(failure.kind + "\u0000" + failure.text)) return;
+      var key = failure.stream + "\u0000" + failure.kind + "\u0000" + failure.text;
+      if (!kept.has(key)) kept.set(key, failure);
+    });
+    return Array.from(kept.values()).sort(byLine);
+  }
+
+  function persisted(finding, persistent) {
+    var lines = finding.matchLines.slice().sort(function (a, b) { return a - b; }), low = 0;
+    for (var high = 0; high < lines.length; high++) {
+      while (lines[high] - lines[low] >= persistent[1]) low++;
+      if (high - low + 1 >= persistent[0]) return true;
+    }
+    return false;
+  }
+
+  function causeEvents(finding, hitLines) {
+    var best = new Map();
+    finding.matches.forEach(function (m) {
+      m.lines.forEach(function (number) {
+        var line = hitLines.get(number) || makeLine("", null, null, null);
+        var stream = m.stream || line.stream;
+        var named = line.rank !== null || line.host ? 0 : 1;
+        var b = best.get(stream);
+        if (!b || named < b[0] || (named === b[0] && number < b[1])) best.set(stream, [named, number, line]);
+      });
+    });
+    var out = [];
+    best.forEach(function (b, stream) {
+      var line = b[2];
+      out.push({ line: b[1], stream: stream, rank: line.rank, host: line.host, time: line.time, entry: finding.entry, text: line.text });
+    });
+    return out;
+  }
+
+  function unknownEvent(failure) {
+    return { line: failure.line, stream: failure.stream, rank: failure.rank, host: failure.host, time: failure.time, entry: null, text: failure.text, location: failure.location };
+  }
+
+  function launcherClaim(model) {
+    var records = model.launcher.filter(function (r) { return r.source === "torchrun-report"; });
+    for (var i = 0; i < records.length; i++) if (records[i].root && records[i].exitcode !== null && records[i].exitcode !== 0) return records[i];
+    for (var j = 0; j < model.launcher.length; j++) {
+      var r = model.launcher[j];
+      if (r.exitcode !== null && r.exitcode !== 0 && !STOPPED_BY_LAUNCHER.has(r.exitcode)) return r;
+    }
+    return null;
+  }
+
+  function reportTimes(model, raw) {
+    var times = new Map();
+    model.launcher.forEach(function (r) {
+      if (r.source === "torchrun-report" && r.rank !== null && r.time && !STOPPED_BY_LAUNCHER.has(r.exitcode) && !times.has(r.rank)) {
+        times.set(r.rank, raw ? r.time : timeKey(r.time));
+      }
+    });
+    return times;
+  }
+
+  function oddCollective(model) {
+    if (model.collectives.size < 3) return null;
+    var counts = new Map();
+    Array.from(model.collectives.keys()).sort(function (a, b) { return a - b; }).forEach(function (rank) {
+      var c = model.collectives.get(rank);
+      if (!counts.has(c)) counts.set(c, []);
+      counts.get(c).push(rank);
+    });
+    if (counts.size !== 2) return null;
+    var kv = Array.from(counts.entries()).sort(function (x, y) { return x[1].length - y[1].length || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0); });
+    return kv[0][1].length === 1 && kv[1][1].length > 1 ? [kv[0][1][0], kv[0][0], kv[1][0]] : null;
+  }
+
+  function minBy(items, key) {
+    var best = null, bestKey = null;
+    items.forEach(function (item) {
+      var k = key(item);
+      if (best === null || k[0] < bestKey[0] || (k[0] === bestKey[0] && k[1] < bestKey[1])) { best = item; bestKey = k; }
+    });
+    return best;
+  }
+
+  function firstFailure(events, model) {
+    if (!events.length) return null;
+    var named = events.filter(function (e) { return e.stream; });
+    var pool = named.length ? named : events;
+    var evidence = [], perStream = new Map();
+    pool.slice().sort(byLine).forEach(function (e) { if (!perStream.has(e.stream)) perStream.set(e.stream, e); });
+    var candidates = Array.from(perStream.values());
+    var claim = launcherClaim(model), chosen;
+    var odd = oddCollective(model);
+    if (candidates.length > 1 && odd && candidates.some(function (e) { return e.rank === odd[0]; })) {
+      chosen = candidates.filter(function (e) { return e.rank === odd[0]; })[0];
+      evidence.push("its collective (" + odd[1] + ") differs from the one every other rank ran (" + odd[2] + ")");
+    } else if (candidates.length > 1) {
+      var timed = candidates.map(function (e) { return [timeKey(e.time), e]; });
+      if (timed.every(function (p) { return p[0] !== null; })) {
+        chosen = minBy(timed, function (p) { return [p[0], p[1].line]; })[1];
+        evidence.push("its own timestamp (" + chosen.time + ") is the earliest among the failing processes");
+      } else {
+        var rt = reportTimes(model, false);
+        var keyed = candidates.map(function (e) { return [rt.has(e.rank) ? rt.get(e.rank) : null, e]; });
+        var distinct = new Set(keyed.map(function (p) { return p[0]; }));
+        if (keyed.every(function (p) { return p[0] !== null && p[0] !== undefined; }) && distinct.size > 1) {
+          chosen = minBy(keyed, function (p) { return [p[0], p[1].line]; })[1];
+          evidence.push("the launcher recorded its failure first");
+        } else {
+          chosen = minBy(candidates, function (e) { return [e.line, 0]; });
+          evidence.push("it printed its error first");
+        }
+      }
+    } else chosen = candidates[0];
+    chosen = Object.assign({}, chosen);
+    var others = Array.from(new Set(candidates.filter(function (e) { return e.stream !== chosen.stream; }).map(function (e) { return e.stream; })));
+    if (others.length) evidence.push(others.length + " other process(es) also failed with a cause of their own");
+    if (chosen.rank === null && !chosen.host && claim && claim.rank !== null) {
+      chosen.rank = claim.rank;
+      chosen.host = chosen.host || claim.host;
+      evidence.push("the launcher's report names rank " + claim.rank + " as the root cause");
+    } else if (claim && claim.rank !== null && chosen.rank !== null) {
+      if (claim.rank === chosen.rank) evidence.push("the launcher's report agrees");
+      else evidence.push("the launcher's report names rank " + claim.rank + " instead, but its time is when the launcher noticed the exit, not when the error happened");
+    }
+    if (chosen.time === null && chosen.rank !== null) {
+      var raw = reportTimes(model, true);
+      chosen.time = raw.has(chosen.rank) ? raw.get(chosen.rank) : null;
+    }
+    chosen.evidence = evidence;
+    chosen.line += 1;
+    return chosen;
+  }
+
+  function silentSuspect(model, consequenceRanks) {
+    if (model.lagging.size) {
+      var lag = Array.from(model.lagging).sort(function (a, b) { return a - b; });
+      return [lag[0], ["the desync report names rank(s) " + lag.join(", ") + " as lagging"]];
+    }
+    var waiting = new Set();
+    model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
+    consequenceRanks.forEach(function (r) { waiting.add(r); });
+    model.failures.forEach(function (f) { if (f.consequence && f.kind !== "signal" && f.rank !== null) waiting.add(f.rank); });
+    var known = new Set(model.ranksSeen);
+    model.launcher.forEach(function (r) { if (r.rank !== null) known.add(r.rank); });
+    waiting.delete(null);
+    var silent = Array.from(known).filter(function (r) { return !waiting.has(r); }).sort(function (a, b) { return a - b; });
+    if (!waiting.size || !silent.length || silent.length === known.size) return [null, []];
+    var stopped = new Set();
+    model.launcher.forEach(function (r) { if (STOPPED_BY_LAUNCHER.has(r.exitcode)) stopped.add(r.rank); });
+    var suspects = silent.filter(function (r) { return !stopped.has(r); });
+    if (!suspects.length) suspects = silent;
+    var ranks = Array.from(waiting).sort(function (a, b) { return a - b; }).join(", ");
+    return [suspects[0], ["rank(s) " + ranks + " show only consequences (peer errors, timeouts) while rank " + suspects[0] +
+                          " shows none: the others were waiting for it"]];
+  }
+
+  function consequenceOnlyFirst(model, consequences, consequenceRanks) {
+    var evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"];
+    var found = silentSuspect(model, consequenceRanks), rank = found[0];
+    evidence = evidence.concat(found[1]);
+    var claim = launcherClaim(model);
+    var record = null;
+    if (rank !== null) {
+      for (var i = 0; i < model.launcher.length; i++) {
+        var r = model.launcher[i];
+        if (r.rank === rank && r.exitcode !== null && r.exitcode !== 0) { record = r; break; }
+      }
+      if (claim && claim.rank !== null) {
+        evidence.push(claim.rank === rank ? "the launcher's report agrees" : "the launcher's report names rank " + claim.rank + " instead, but it only saw exits");
+      }
+      var text = record && !STOPPED_BY_LAUNCHER.has(record.exitcode) ? exitText(record) + ", without an error message"
+        : "rank " + rank + " printed no error while the others waited for it (it hung, or died without a message)";
+      var anchorLine = record ? record.line : !consequences.length
+        ? Math.min.apply(null, model.failures.filter(function (f) { return f.consequence; }).map(function (f) { return f.line; }))
+        : Math.min.apply(null, consequences[0].matchLines);
+      var failure = { line: anchorLine, stream: "", rank: rank, host: record ? record.host : null, time: record ? record.time : null,
+                      kind: "silent", text: text, location: null };
+      return ["unknown", { line: failure.line + 1, stream: "", rank: rank, host: failure.host, time: failure.time, entry: null,
+                           text: text, evidence: evidence }, [failure]];
+    }
+    if (claim && claim.rank !== null) {
+      rank = claim.rank;
+      evidence.push("the launcher's report names rank " + claim.rank + " as the root cause");
+    }
+    if (!consequences.length) {
+      var waited = minBy(model.failures.filter(function (f) { return f.consequence; }), function (f) { return [f.line, 0]; });
+      var first = unknownEvent(waited);
+      first.line = waited.line + 1;
+      first.rank = rank === null ? waited.rank : rank;
+      first.evidence = evidence;
+      return ["unknown", first, [waited]];
+    }
+    var top = consequences[0];
+    var line = Math.min.apply(null, top.matchLines);
+    var same = claim && rank === claim.rank;
+    return ["consequences", { line: line + 1, stream: "", rank: rank, host: same ? claim.host : null, time: same ? claim.time : null,
+                              entry: top.entry, text: top.firstText, evidence: evidence }, []];
+  }
+
+  function exitText(record) {
+    var code = record.exitcode;
+    var where = record.rank !== null ? "rank " + record.rank : "a process";
+    var extra = record.message ? " (" + record.message + ")" : "";
+    if (code !== null && code < 0) return where + " was killed by signal " + (-code) + extra;
+    return where + " exited with status " + code + extra;
+  }
+
+  function cmpFinding(a, b) { return b.score - a.score || a.first - b.first || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0); }
+
+  function buildIncident(model, findings, infos, hitLines) {
+    model.finish();
+    var consequenceEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "consequence"; })
+      .map(function (f) { return f.entry; }));
+    explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries);
+    var causes = [], consequences = [], notes = [];
+    findings.forEach(function (f) {
+      var info = infos[f.entry];
+      var role = info ? (info[4] || "cause") : "cause";
+      if (role === "warning") {
+        if (info && info[5] && persisted(f, info[5])) { f.persisted = true; causes.push(f); } else notes.push(f);
+      } else if (role === "consequence") consequences.push(f);
+      else causes.push(f);
+    });
+    var unknown = unknownCauses(model), handled = [];
+    if (unknown.length && model.launcherStarted && !model.launcher.length && !causes.length && !consequences.length &&
+        !model.failures.some(function (f) { return f.consequence; }) &&
+        !unknown.some(function (u) { return u.text === INCOMPLETE_TRACEBACK; })) {
+      handled = unknown; unknown = [];
+    }
+    var events = [].concat.apply([], causes.map(function (f) { return causeEvents(f, hitLines); })).concat(unknown.map(unknownEvent));
+    var first = firstFailure(events, model);
+    if (first && first.entry) {
+      var firstEntry = first.entry;
+      causes.sort(function (a, b) { return ((a.entry !== firstEntry) - (b.entry !== firstEntry)) || cmpFinding(a, b); });
+    } else causes.sort(cmpFinding);
+    consequences.sort(cmpFinding);
+    var ordered = causes.concat(consequences), status = "none";
+    if (first) status = first.entry ? "known" : "unknown";
+    else if (consequences.length || model.failures.some(function (f) { return f.consequence; })) {
+      var consequenceRanks = new Set();
+      consequences.forEach(function (f) {
+        f.matches.forEach(function (m) {
+          m.lines.forEach(function (n) { var l = hitLines.get(n); if (l && l.rank !== null) consequenceRanks.add(l.rank); });
+        });
+      });
+      var outcome = consequenceOnlyFirst(model, consequences, consequenceRanks);
+      status = outcome[0]; first = outcome[1]; unknown = outcome[2];
+    }
+    else if (launcherClaim(model)) {
+      var record = launcherClaim(model);
+      unknown = [{ line: record.line, stream: "", rank: record.rank, host: record.host, time: record.time, kind: "exit", text: exitText(record), location: null }];
+      status = "unknown";
+      first = { line: record.line + 1, stream: "", rank: record.rank, host: record.host, time: record.time, entry: null, text: unknown[0].text,
+                evidence: ["only the launcher's report shows the failure; the process printed no error"] };
+    }
+    var causeStreams = new Set(first && first.stream ? [first.stream] : []);
+    var downstream = new Set();
+    consequences.forEach(function (f) { f.matches.forEach(function (m) { if (m.stream && !causeStreams.has(m.stream)) downstream.add(m.stream); }); });
+    model.failures.forEach(function (u) { if (u.consequence && u.stream && !causeStreams.has(u.stream)) downstream.add(u.stream); });
+    return { findings: ordered, notes: notes, unknown: unknown, first: first, consequenceStreams: Array.from(downstream).sort(),
+             launcher: model.launcher.slice(), status: status, handled: handled };
   }
 
   // -- the compiled catalogue --------------------------------------------------------------------
@@ -88,10 +632,19 @@
   // A line never holds "\n", so the dotAll flag makes both engines agree on every line.
   function signatureRegExp(source) { return new RegExp(source, "s"); }
 
+  // scanner.prefilter_regex in the browser: anchors with their runs of spaces folded to one
+  // space, found in text whose white space is folded the same way (a run with at most one line
+  // break counts as one space, so a message wrapped at a space is found across the break).
+  function foldAnchor(anchor) { return anchor.split(/[ \t]+/).join(" "); }
+
   function Matcher(data) {
     this.data = data;
     this.limits = data.limits;
     this.rules = compileRules(data.rules);
+    this.decoration = compileDecoration(data.decoration || []);
+    this.events = (data.events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
+    this.fingerprint = data.fingerprint ? new RegExp(data.fingerprint) : null;
+    var eventAnchors = data.event_anchors || [];
     var anchors = [], byAnchor = [], position = new Map();
     this.signatures = data.signatures.map(function (s) {
       var sig = {
@@ -109,21 +662,30 @@
       return sig;
     });
     this.byAnchor = byAnchor;
-    this.automaton = new Automaton(anchors);
+    this.anchorCount = anchors.length;
+    // exact anchors (signatures, then events) for a line's text; folded ones for the raw log
+    this.automaton = new Automaton(anchors.concat(eventAnchors));
+    var folded = Array.from(new Set(anchors.concat(eventAnchors).map(foldAnchor)));
+    this.prefilter = new Automaton(folded);
+  }
+
+  // Fold white space: every run of spaces and tabs, with at most one line break in it, becomes
+  // one space (as scanner.WRAP).
+  function fold(text) {
+    return text.replace(/[ \t]*\n[ \t]*|[ \t]+/g, " ");
   }
 
   Matcher.prototype.candidates = function (text) {
     var ids = this.automaton.find(text);
-    if (!ids) return [];
-    var seen = new Set(), result = [];
-    var self = this;
+    var result = [], event = false;
+    if (!ids) return { sigs: result, event: false };
+    var seen = new Set(), self = this;
     Array.from(ids).sort(function (a, b) { return a - b; }).forEach(function (id) {
+      if (id >= self.anchorCount) { event = true; return; }
       self.byAnchor[id].forEach(function (sig) { if (!seen.has(sig)) { seen.add(sig); result.push(sig); } });
     });
-    return result;
+    return { sigs: result, event: event };
   };
-
-  function fits(a, b) { return !a || !b || a === b; }  // an unprefixed line fits any stream
 
   function vetoed(sig, numbered, first, last, stream) {
     if (!sig.unless.length) return false;
@@ -172,32 +734,63 @@
     return found;
   }
 
-  // Scan a whole log text. `progress(fraction)` is called now and then for long logs.
+  // Scan a whole log text, as scanner.Scanner does. `progress(fraction)` is called now and then.
   Matcher.prototype.scan = function (text, progress) {
-    var limits = this.limits;
-    var perSig = new Map(), hitLines = new Map();
+    var limits = this.limits, rules = this.rules, decoration = this.decoration;
+    var perSig = new Map(), hitLines = new Map(), model = new LogModel();
+    model.fingerprint = this.fingerprint;
     var lines = text.split("\n");
     if (lines.length && lines[lines.length - 1] === "") lines.pop();
+    var minWrapped = limits.min_wrapped || 40;
     for (var n = 0; n < lines.length; n++) {
-      // before any `continue`: most lines are not candidates, and a long log must still show progress
       if (progress && n && n % 20000 === 0) progress(n / lines.length);
       var raw = lines[n];
-      if (!this.automaton.find(raw)) continue;
-      var line = parseLine(raw, this.rules, limits);
-      var candidates = this.candidates(line.text);
-      if (!candidates.length) continue;
-      hitLines.set(n, line);
-      for (var c = 0; c < candidates.length; c++) {
-        var bucket = perSig.get(candidates[c]);
-        if (!bucket) { bucket = []; perSig.set(candidates[c], bucket); }
-        if (bucket.length < limits.max_hits_per_signature) bucket.push([n, line]);
+      var within = this.prefilter.firstStart(fold(raw), 0);
+      var span = 1;
+      if (n + 1 < lines.length) {
+        // an anchor that starts on this line and continues on the next (wrapped at a space)
+        var head = fold(raw.replace(/[ \t]+$/, ""));
+        var joint = head + " " + fold(lines[n + 1].replace(/^[ \t]+/, ""));
+        var crossing = this.prefilter.firstStart(joint, head.length + 1);
+        if (crossing >= 0 && crossing < head.length && (within < 0 || crossing <= within)) span = 2;
       }
+      if (within < 0 && span === 1) continue;
+      var physical = lines.slice(n, n + span);
+      var line = joinLines(physical, rules, limits, decoration);
+      var sigs = this.candidates(line.text).sigs;
+      if (sigs.length && span === 1 && n + 1 < lines.length && Array.from(line.text).length >= minWrapped &&
+          this.prefilter.firstStart(fold(lines[n + 1]), 0) < 0 && !sigs.some(function (s) { return s.steps.some(function (r) { return r.test(line.text); }); })) {
+        var joined = joinLines([raw, lines[n + 1]], rules, limits, decoration, true);
+        if (joined.text.length > line.text.length && sigs.some(function (s) { return s.steps.some(function (r) { return r.test(joined.text); }); })) {
+          line = joined;
+        }
+      }
+      // an event line holds an event anchor as printed (a rich frame's box is part of it)
+      if (this.candidates(physical.join("\n")).event) {
+        var event = recognise(line.text, this.events);
+        if (event) model.feed(n, line, event[0], event[1]);
+      }
+      if (sigs.length) {
+        hitLines.set(n, line);
+        for (var c = 0; c < sigs.length; c++) {
+          var bucket = perSig.get(sigs[c]);
+          if (!bucket) { bucket = []; perSig.set(sigs[c], bucket); }
+          if (bucket.length < limits.max_hits_per_signature) bucket.push([n, line]);
+        }
+      }
+      n += span - 1;
     }
-    var matches = [], kept = new Set();
+    var matches = [], kept = new Set(), matchLines = new Map();
     this.signatures.forEach(function (sig) {
       var numbered = perSig.get(sig);
       if (!numbered) return;
-      findMatches(sig, numbered, false).slice(0, limits.max_matches_per_signature).forEach(function (m) {
+      var all = findMatches(sig, numbered, false);
+      if (all.length) {
+        if (!matchLines.has(sig.entry)) matchLines.set(sig.entry, []);
+        var list = matchLines.get(sig.entry);
+        all.forEach(function (m) { list.push(m.lines[0]); });
+      }
+      all.slice(0, limits.max_matches_per_signature).forEach(function (m) {
         matches.push(m);
         m.lines.forEach(function (k) { kept.add(k); });
       });
@@ -206,11 +799,11 @@
       return a.lines[0] - b.lines[0] || (a.sig.entry < b.sig.entry ? -1 : a.sig.entry > b.sig.entry ? 1 : 0) || a.sig.index - b.sig.index;
     });
     hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
-    return { linesScanned: lines.length, matches: matches, hitLines: hitLines };
+    return { linesScanned: lines.length, matches: matches, hitLines: hitLines, matchLines: matchLines, model: model };
   };
 
-  Matcher.prototype.rank = function (scan) {
-    var consequences = this.data.consequences;
+  // ranking.findings_of
+  function findingsOf(scan) {
     var byEntry = new Map();
     scan.matches.forEach(function (m) {
       if (!byEntry.has(m.sig.entry)) byEntry.set(m.sig.entry, []);
@@ -225,44 +818,17 @@
       var score = best + 10 * (sigs.length - 1);
       var multiline = sigs.some(function (s) { return s.multiline; });
       var confidence = multiline || best >= 40 || sigs.length > 1 ? "high" : best >= 25 ? "medium" : "low";
-      var first = Math.min.apply(null, matches.map(function (m) { return m.lines[0]; }));
-      findings.push({ entry: entry, score: score, confidence: confidence, matches: matches, first: first });
+      var firstMatch = minBy(matches, function (m) { return [m.lines[0], 0]; });
+      var line = scan.hitLines.get(firstMatch.lines[0]);
+      findings.push({ entry: entry, score: score, confidence: confidence, matches: matches, first: firstMatch.lines[0],
+                      matchLines: (scan.matchLines.get(entry) || []).slice().sort(function (a, b) { return a - b; }),
+                      firstText: line ? line.text : "", persisted: false });
     });
-    findings.sort(function (a, b) { return b.score - a.score || a.first - b.first || (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0); });
-    findings = causesFirst(findings, consequences);
-    var firstFailure = null, consequenceStreams = [];
-    if (findings.length) {
-      var top = findings[0];
-      firstFailure = firstFailureOf(top, scan.hitLines);
-      var causeStreams = new Set(top.matches.map(function (m) { return m.stream; }));
-      var downstream = new Set(consequences[top.entry] || []);
-      var streams = new Set();
-      findings.forEach(function (f) {
-        if (!downstream.has(f.entry)) return;
-        f.matches.forEach(function (m) { if (m.stream && !causeStreams.has(m.stream)) streams.add(m.stream); });
-      });
-      consequenceStreams = Array.from(streams).sort();
-    }
-    return { findings: findings, firstFailure: firstFailure, consequenceStreams: consequenceStreams };
-  };
-
-  // The earliest matched line of the top finding that names its process (see diagnose.py).
-  function firstFailureOf(top, hitLines) {
-    var ordered = top.matches.map(function (m, i) { return [m, i]; }).sort(function (a, b) {
-      return a[0].lines[0] - b[0].lines[0] || a[1] - b[1];
-    }).map(function (pair) { return pair[0]; });
-    for (var i = 0; i < ordered.length; i++) {
-      for (var j = 0; j < ordered[i].lines.length; j++) {
-        var line = hitLines.get(ordered[i].lines[j]);
-        if (line && (line.rank !== null || line.host)) {
-          return { line: ordered[i].lines[j] + 1, stream: ordered[i].stream, rank: line.rank, host: line.host };
-        }
-      }
-    }
-    return { line: ordered[0].lines[0] + 1, stream: ordered[0].stream, rank: null, host: null };
+    findings.sort(cmpFinding);
+    return findings;
   }
 
-  function causesFirst(findings, consequences) {
+  function causesFirst(findings, consequences, roles) {
     var order = findings.slice();
     for (var round = 0; round < order.length * order.length + 1; round++) {
       var moved = false;
@@ -270,8 +836,9 @@
       order.forEach(function (f, i) { position.set(f.entry, i); });
       for (var i = 0; i < order.length; i++) {
         var cause = order[i];
-        var above = (consequences[cause.entry] || []).filter(function (c) { return position.has(c) && position.get(c) < position.get(cause.entry); })
-          .map(function (c) { return position.get(c); });
+        var above = (consequences[cause.entry] || []).filter(function (c) {
+          return position.has(c) && position.get(c) < position.get(cause.entry) && roles[c] === roles[cause.entry];
+        }).map(function (c) { return position.get(c); });
         if (above.length) {
           order.splice(i, 1);
           order.splice(Math.min.apply(null, above), 0, cause);
@@ -284,33 +851,126 @@
     return order;
   }
 
-  // The report, field for field as rootcause.matching.ranking.report_json (bytes_scanned aside).
-  Matcher.prototype.report = function (text, top, progress) {
-    var scan = this.scan(text, progress);
-    var ranked = this.rank(scan);
-    var entries = this.data.entries, limits = this.limits;
-    var results = ranked.findings.slice(0, top == null ? 5 : top).map(function (f) {
-      var info = entries[f.entry] || [f.entry, "", "", ""];
-      var byLine = new Map();
-      f.matches.forEach(function (m) {
-        m.lines.forEach(function (n) {
-          var line = scan.hitLines.get(n);
-          byLine.set(n + 1, { line: n + 1, rank: line ? line.rank : null, host: line ? line.host : null, text: line ? line.text : "" });
-        });
-      });
-      var lines = Array.from(byLine.values()).sort(function (a, b) { return a.line - b.line; });
-      var sigs = Array.from(new Set(f.matches.map(function (m) { return m.sig.index + 1; }))).sort(function (a, b) { return a - b; });
-      return {
-        entry: f.entry, title: info[0], summary: info[1], url: info[2], confidence: f.confidence, score: f.score,
-        signatures: sigs, lines: lines.slice(0, limits.max_lines_shown),
-        more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info[3]
-      };
-    });
-    return { lines_scanned: scan.linesScanned, results: results, first_failure: ranked.firstFailure,
-             consequence_streams: ranked.consequenceStreams };
+  Matcher.prototype.rank = function (scan) {
+    var infos = this.data.entries;
+    var incident = buildIncident(scan.model, findingsOf(scan), infos, scan.hitLines);
+    var roles = {};
+    incident.findings.forEach(function (f) { roles[f.entry] = f.persisted ? "cause" : ((infos[f.entry] || [])[4] || "cause"); });
+    incident.findings = causesFirst(incident.findings, this.data.consequences, roles);
+    return incident;
   };
 
-  var api = { Matcher: Matcher, parseLine: parseLine, compileRules: compileRules, Automaton: Automaton };
+  // -- the report (ranking.report_json), field for field (bytes_scanned and "possible" aside) ------
+  var CONFIDENCE_WORDS = {
+    high: "strong: the full error text matched, with its context or several of the entry's messages",
+    medium: "good: a specific error message matched",
+    low: "weak: only a short or generic message matched"
+  };
+
+  function entryJson(f, scan, infos, limits) {
+    var info = infos[f.entry];
+    var byNumber = new Map();
+    f.matches.forEach(function (m) {
+      m.lines.forEach(function (n) {
+        var line = scan.hitLines.get(n);
+        byNumber.set(n + 1, { line: n + 1, rank: line ? line.rank : null, host: line ? line.host : null, text: line ? line.text : "" });
+      });
+    });
+    var lines = Array.from(byNumber.values()).sort(byLine);
+    var ranks = Array.from(new Set(lines.map(function (l) { return l.rank; }).filter(function (r) { return r !== null; }))).sort(function (a, b) { return a - b; });
+    var sigs = Array.from(new Set(f.matches.map(function (m) { return m.sig.index + 1; }))).sort(function (a, b) { return a - b; });
+    return {
+      entry: f.entry, title: info ? info[0] : f.entry, summary: info ? info[1] : "", url: info ? info[2] : "",
+      role: f.persisted ? "cause" : (info ? (info[4] || "cause") : "cause"),
+      confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
+      ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
+      more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info[3] : ""
+    };
+  }
+
+  function failureJson(u) {
+    return { line: u.line + 1, rank: u.rank, host: u.host, stream: u.stream, time: u.time, kind: u.kind, text: u.text, location: u.location };
+  }
+
+  function where(rank, host) {
+    if (rank !== null && rank !== undefined && host) return "rank " + rank + " on " + host;
+    if (rank !== null && rank !== undefined) return "rank " + rank;
+    return host || "";
+  }
+
+  function streamsText(streams) {
+    var ranks = streams.map(function (s) {
+      var cut = s.indexOf("#"), host = s.slice(0, cut), rank = s.slice(cut + 1);
+      return rank ? "rank " + rank : host;
+    });
+    if (ranks.length > 4) return ranks.length + " other processes";
+    if (ranks.length === 1) return ranks[0];
+    return ranks.slice(0, -1).join(", ") + " and " + ranks[ranks.length - 1];
+  }
+
+  function shortLocation(location) {
+    if (!location) return "";
+    if (location.lastIndexOf('File "', 0) === 0) {
+      var rest = location.slice(6), quote = rest.indexOf('"');
+      var path = quote >= 0 ? rest.slice(0, quote) : rest, after = quote >= 0 ? rest.slice(quote + 1) : "";
+      return path.slice(path.lastIndexOf("/") + 1) + after;
+    }
+    return location;
+  }
+
+  function headline(incident, infos) {
+    var first = incident.first;
+    if (incident.status === "none") {
+      var n = incident.notes.length, text0 = "No failure found.";
+      if (incident.handled.length) {
+        var h = incident.handled.length;
+        text0 += " " + h + " error" + (h !== 1 ? "s were" : " was") + " printed and handled: the launcher reported no failed process.";
+      }
+      return text0 + (n ? " " + n + " benign warning" + (n !== 1 ? "s" : "") + " noted." : "");
+    }
+    var place = first ? where(first.rank, first.host) : "";
+    if (incident.status === "consequences") {
+      var ci = infos[first.entry];
+      var text = "Only consequences of a failure are in this log (" + (ci ? ci[0] : first.entry) + ")";
+      return text + (place ? "; the evidence points at " + place + "." : "; the failing process's own error is not in it.");
+    }
+    var subject = place ? place.charAt(0).toUpperCase() + place.slice(1) + " failed first" : "The first failure";
+    var sentence;
+    if (incident.status === "known") {
+      var info = infos[first.entry];
+      sentence = subject + ": " + (info ? info[0] : first.entry) + ".";
+    } else {
+      var loc = first.location ? " (" + shortLocation(first.location) + ")" : "";
+      sentence = subject + " with an error no entry explains: " + first.text + loc + ".";
+    }
+    var cs = incident.consequenceStreams;
+    if (cs.length) sentence += " " + streamsText(cs) + " then show" + (cs.length === 1 ? "s" : "") + " consequences of it.";
+    return sentence;
+  }
+
+  Matcher.prototype.report = function (text, top, progress) {
+    var scan = this.scan(text, progress);
+    var incident = this.rank(scan);
+    var infos = this.data.entries, limits = this.limits;
+    top = top == null ? 5 : top;
+    return {
+      lines_scanned: scan.linesScanned,
+      status: incident.status,
+      headline: headline(incident, infos),
+      results: incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }),
+      first_failure: incident.first,
+      unknown: incident.unknown.slice(0, top).map(failureJson),
+      notes: incident.notes.map(function (f) { return entryJson(f, scan, infos, limits); }),
+      handled: incident.handled.slice(0, top).map(failureJson),
+      consequence_streams: incident.consequenceStreams,
+      launcher: incident.launcher.slice(0, 32).map(function (r) {
+        return { line: r.line + 1, source: r.source, rank: r.rank, local_rank: r.local_rank, host: r.host, exitcode: r.exitcode, time: r.time, root: r.root, message: r.message };
+      })
+    };
+  };
+
+  var api = { Matcher: Matcher, parseLine: parseLine, compileRules: compileRules, compileDecoration: compileDecoration,
+              undecorate: undecorate, Automaton: Automaton, timeKey: timeKey };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseMatcher = api;
 })(typeof self !== "undefined" ? self : this);

@@ -155,7 +155,8 @@
           needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
           return ranked.map(function (r) {
             var row = byShard[Math.floor(r[0] / per)][r[0] % per];
-            return { id: row[0], title: row[1], summary: row[2], severity: row[3], category: row[4], score: r[1] };
+            return { id: row[0], title: row[1], summary: row[2], severity: row[3], category: row[4], score: r[1],
+                     matched: matched.get(r[0]) };
           });
         });
       });
