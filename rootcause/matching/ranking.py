@@ -232,7 +232,8 @@ def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
         location = f" ({_short_location(first.get('location'))})" if first.get("location") else ""
         sentence = f"{subject} with an error no entry explains: {first['text']}{location}."
     if incident.consequence_streams:
-        sentence += f" {_streams_text(incident.consequence_streams)} then show{'s' if len(incident.consequence_streams) == 1 else ''} consequences of it."
+        others = _streams_text(incident.consequence_streams)
+        sentence += f" {others[0].upper()}{others[1:]} then show{'s' if len(incident.consequence_streams) == 1 else ''} consequences of it."
     return sentence
 
 

@@ -944,7 +944,8 @@
       sentence = subject + " with an error no entry explains: " + first.text + loc + ".";
     }
     var cs = incident.consequenceStreams;
-    if (cs.length) sentence += " " + streamsText(cs) + " then show" + (cs.length === 1 ? "s" : "") + " consequences of it.";
+    var others = streamsText(cs);
+    if (cs.length) sentence += " " + others.charAt(0).toUpperCase() + others.slice(1) + " then show" + (cs.length === 1 ? "s" : "") + " consequences of it.";
     return sentence;
   }
 
