@@ -50,11 +50,11 @@ MB = 1 << 20
 
 
 def ensure_site(n: int, work: Path) -> tuple[Path, "Synth"]:
-    from synth import Synth, generate
+    from synth import Synth, generate, is_current
 
     project = work / f"n{n}" / "rootcause"
     out = work / f"n{n}-out" / "rc-site"
-    if not (project / "entries").is_dir() or len(list((project / "entries").glob("*.yaml"))) != n:
+    if not is_current(project, n):
         print(f"generating {n} synthetic entries ...", file=sys.stderr, flush=True)
         generate(n, work / f"n{n}", only={"rootcause"})
     # always ask for a build: it returns at once when neither the entries nor the code changed,

@@ -146,10 +146,10 @@ def child_scan(signature_file: str, log: str) -> int:
 # -- the benchmark --------------------------------------------------------------------------------
 
 def load_signatures(n: int, work: Path):
-    from synth import COMPONENTS, OBJECTS, Synth, generate
+    from synth import COMPONENTS, OBJECTS, Synth, generate, is_current
 
     project = work / f"n{n}" / "rootcause"
-    if not (project / "entries").is_dir() or len(list((project / "entries").glob("*.yaml"))) != n:
+    if not is_current(project, n):
         print(f"generating {n} synthetic entries ...", file=sys.stderr, flush=True)
         generate(n, work / f"n{n}", only={"rootcause"})
     from rootcause.entries.project import open_project

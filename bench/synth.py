@@ -274,6 +274,7 @@ class Synth:
             "systems": systems,
             "phase": phase,
             "severity": severity,
+            "role": "consequence" if i % 10 == 9 else "cause",
             "tags": tags,
             "signatures": signatures,
             "symptoms": [{"observed": f"{r.choice(PHRASES).capitalize()} `{comp}` logs `{action} {obj}` "
@@ -542,6 +543,19 @@ def write_mkdocs(synth: Synth, dest: Path, entries: list[dict], titles: dict[str
     return site
 
 
+def is_current(project: Path, n: int) -> bool:
+    """A cached synthetic rootcause project made by this very version of synth.py, with n entries."""
+    stamp = project / ".synth-stamp"
+    return (stamp.exists() and stamp.read_text() == _stamp(n)
+            and len(list((project / "entries").glob("*.yaml"))) == n)
+
+
+def _stamp(n: int) -> str:
+    import hashlib
+
+    return f"{n}:" + hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
 def generate(n: int, dest: Path, seed: int = 7, only: set[str] | None = None) -> dict[str, Path]:
     """Write the forms asked for under dest/{rootcause,hugo,mkdocs}; returns their folders."""
     dest = Path(dest)
@@ -556,6 +570,7 @@ def generate(n: int, dest: Path, seed: int = 7, only: set[str] | None = None) ->
             shutil.rmtree(folder)
     if "rootcause" in only:
         out["rootcause"] = write_rootcause(synth, dest, entries)
+        (out["rootcause"] / ".synth-stamp").write_text(_stamp(n))
     if "hugo" in only:
         out["hugo"] = write_hugo(synth, dest, entries, titles)
     if "mkdocs" in only:

@@ -17,6 +17,9 @@ from pathlib import Path
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
 POSSIBLE_PER_FAILURE = 3
+#: a related entry must score at least this share of the best one (and share two search terms)
+POSSIBLE_RELATIVE_SCORE = 0.6
+CONSEQUENCE_LINES_SHOWN = 3   # in the text report: the cause's lines matter, the echoes less
 
 
 def _infos_from_site(entries: dict):
@@ -93,7 +96,9 @@ def possible_entries(index, unknown: list[dict], infos: dict) -> list[dict]:
     if index is None:
         return tiers
     for number, failure in enumerate(unknown):
-        hits = [h for h in index.query(query_text(failure), limit=POSSIBLE_PER_FAILURE * 2) if h["matched"] >= 2]
+        hits = index.query(query_text(failure), limit=POSSIBLE_PER_FAILURE * 2)
+        best = hits[0]["score"] if hits else 0
+        hits = [h for h in hits if h["matched"] >= 2 and h["score"] >= POSSIBLE_RELATIVE_SCORE * best]
         entries = [{"entry": h["id"], "title": h["title"], "url": infos[h["id"]].url if h["id"] in infos
                     else f"entries/{h['id']}/", "score": h["score"]} for h in hits[:POSSIBLE_PER_FAILURE]]
         if entries:
@@ -197,12 +202,14 @@ def _print_text(data: dict, base: str) -> None:
         console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}; "
                       f"{ROLE_LABEL[result['role']]}; match {escape(result['confidence_text'].split(':')[0])})[/dim]")
         console.print(f"   {escape(result['summary'])}")
-        for line in result["lines"]:
+        shown = result["lines"] if result["role"] == "cause" else result["lines"][:CONSEQUENCE_LINES_SHOWN]
+        for line in shown:
             who = _who(line)
             prefix = f"{line['line']:>7}  " + (f"[{who}] " if who else "")
             console.print(f"[dim]{escape(prefix)}[/dim]{escape(line['text'].expandtabs(4))}")
-        if result["more_lines"]:
-            console.print(f"[dim]          … {result['more_lines']} more matched lines[/dim]")
+        more = result["more_lines"] + len(result["lines"]) - len(shown)
+        if more:
+            console.print(f"[dim]          … {more} more matched lines[/dim]")
         if result["fix"]:
             console.print(f"   [bold]First step:[/bold] {escape(result['fix'])}")
         console.print(f"   [dim]{escape(base + result['url'])}[/dim]")

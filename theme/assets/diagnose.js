@@ -90,7 +90,8 @@
     }).then(function (lists) {
       var section = null;
       lists.forEach(function (hits, i) {
-        var kept = hits.filter(function (h) { return h.matched >= 2; }).slice(0, 3);
+        var best = hits.length ? hits[0].score : 0;
+        var kept = hits.filter(function (h) { return h.matched >= 2 && h.score >= 0.6 * best; }).slice(0, 3);
         if (!kept.length) return;
         if (!section) {
           section = el("section", "rc-possible");

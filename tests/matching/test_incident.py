@@ -1,0 +1,186 @@
+"""Diagnosis reads a log as an incident, pinned on real logs nobody here wrote: multi-rank CPU runs
+made by bench/real_logs/runs/make_runs.sh (the script decides which rank fails first) and excerpts
+posted in public threads (bench/real_logs/threads/, each with its URL in the .yaml)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_cli
+from rootcause.matching.incident import Failure, LogModel, persisted
+from rootcause.matching.ranking import Finding, Persistence
+
+RUNS = REPO / "bench" / "real_logs" / "runs"
+THREADS = REPO / "bench" / "real_logs" / "threads"
+
+
+@pytest.fixture(scope="module")
+def diagnose():
+    """`rootcause diagnose --json` on the bundled entries, as a function of a log path."""
+    from rootcause.commands.diagnose import _from_project, possible_entries
+    from rootcause.matching.ranking import rank, report_json
+    from rootcause.matching.scanner import Scanner
+
+    signatures, infos, consequences, _base, index = _from_project(REPO)
+    scanner = Scanner(signatures)
+
+    def run(path: Path) -> dict:
+        data = report_json(rank(scanner.scan_paths([path]), consequences, infos), infos, 5)
+        data["possible"] = possible_entries(index, data["unknown"], infos)
+        return data
+    return run
+
+
+def meta(path: Path) -> dict:
+    return yaml.safe_load(path.with_suffix(".yaml").read_text(encoding="utf-8"))
+
+
+def test_an_exception_no_entry_covers_is_the_first_failure_not_the_peer_errors(diagnose):
+    log = RUNS / "rank_indexerror.log"   # rank 1's dataset raises; ranks 0 and 2 lose their peer
+    report = diagnose(log)
+    assert meta(log)["first_rank"] == 1
+    assert report["status"] == "unknown"
+    first = report["first_failure"]
+    assert (first["rank"], first["entry"], first["text"]) == (1, None, "IndexError: list index out of range")
+    assert first["location"].endswith('rank_indexerror.py", line 20, in __getitem__')
+    assert report["headline"].startswith("Rank 1 failed first with an error no entry explains: IndexError: list "
+                                         "index out of range (rank_indexerror.py, line 20, in __getitem__).")
+    assert report["headline"].endswith("Rank 0 and rank 2 then show consequences of it.")
+    assert report["unknown"][0]["text"] == "IndexError: list index out of range"
+    # the peer errors are listed, as consequences, never as the cause
+    assert [r["role"] for r in report["results"]] == ["consequence"] * len(report["results"])
+    assert "gloo-connection-closed-by-peer" in [r["entry"] for r in report["results"]]
+    # the related tier is separate and labelled as such
+    assert all(set(tier) == {"unknown", "text", "entries"} for tier in report["possible"])
+
+
+def test_the_command_line_exits_3_for_a_failure_no_entry_explains():
+    result = run_cli("diagnose", str(RUNS / "rank_indexerror.log"))
+    assert result.returncode == 3
+    out = result.stdout.decode()
+    assert out.splitlines()[0].startswith("Rank 1 failed first with an error no entry explains")
+    assert "Errors no entry explains" in out
+    assert run_cli("diagnose", str(RUNS / "rank_sigkill.log")).returncode == 0
+    assert run_cli("diagnose", str(RUNS / "healthy_warnings.log")).returncode == 1
+
+
+@pytest.mark.parametrize("name", ["late_cause_after_timeout", "eval_late_error"])
+def test_a_cause_printed_after_the_consequences_still_comes_first(diagnose, name):
+    """The survivors' timeouts are printed before the failing rank's own error."""
+    log = RUNS / f"{name}.log"
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert first["rank"] == meta(log)["first_rank"]
+    lines = log.read_text(encoding="utf-8").splitlines()
+    consequence_lines = [r["lines"][0]["line"] for r in report["results"] if r["role"] == "consequence"]
+    timeouts = [n for n, text in enumerate(lines, 1) if "Timed out waiting" in text]
+    assert timeouts and min(timeouts) < first["line"], "the consequence must really be printed first"
+    assert report["status"] == "unknown" and first["entry"] is None
+    assert all(line != first["line"] for line in consequence_lines)
+
+
+def test_the_launchers_root_cause_claim_is_weighed_not_obeyed(diagnose):
+    """torchrun names a survivor (the first process it saw exit); the thread that died first is rank 1."""
+    log = RUNS / "thread_exception_timeout.log"
+    report = diagnose(log)
+    claims = [r["rank"] for r in report["launcher"] if r["root"]]
+    assert claims and claims[0] != meta(log)["first_rank"]
+    assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 1
+    assert any(f"names rank {claims[0]} instead" in e for e in report["first_failure"]["evidence"])
+
+
+def test_a_rank_that_printed_nothing_is_found_by_the_others_waiting_for_it(diagnose):
+    log = RUNS / "hang_barrier_timeout.log"   # rank 0 hangs; 1-3 time out; torchrun blames rank 1
+    report = diagnose(log)
+    assert report["status"] == "unknown"
+    assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 0
+    assert "printed no error while the others waited for it" in report["first_failure"]["text"]
+
+
+def test_the_odd_collective_names_the_rank_that_went_astray(diagnose):
+    log = RUNS / "mismatched_collectives.log"   # every rank raises the mismatch; rank 2 called all_gather
+    report = diagnose(log)
+    assert report["first_failure"]["entry"] == "distributed-mismatched-collectives"
+    assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 2
+    assert any("ALLGATHER" in e for e in report["first_failure"]["evidence"])
+
+
+def test_fp16_loss_scale_warm_up_is_a_note_not_a_failure(diagnose):
+    log = THREADS / "ds-931.log"   # deepspeedai/DeepSpeed#931: OVERFLOW! in the first steps, then training
+    assert meta(log)["label"] == "healthy"
+    report = diagnose(log)
+    assert report["status"] == "none"
+    assert report["results"] == []
+    assert [n["entry"] for n in report["notes"]] == ["deepspeed-fp16-overflow-skipping-steps"]
+    assert report["headline"] == "No failure found. 1 benign warning noted."
+    assert run_cli("diagnose", str(log)).returncode == 1
+
+
+def test_fp16_overflow_that_persists_down_to_a_tiny_scale_is_a_failure(diagnose):
+    """ymcui/Chinese-LLaMA-Alpaca#534 (verbatim excerpt): the scale falls 64 → 2, then the run aborts."""
+    log = REPO / "tests" / "logs" / "real" / "loss-scale-collapse-chinese-llama-alpaca-534.log"
+    report = diagnose(log)
+    assert report["status"] == "known"
+    assert report["first_failure"]["entry"] == "deepspeed-fp16-loss-scale-at-minimum"
+    assert "Attempted loss scale: 8, reducing to 4" in report["first_failure"]["text"]
+
+
+def test_a_persistent_warning_turns_into_a_failure_only_when_dense_enough():
+    """The `persistent` rule on the line numbers of matches (count within a window of lines)."""
+    finding = Finding("w", 10, "high", match_lines=[0, 3, 6, 9, 900])
+    assert persisted(finding, Persistence(count=4, within=10))
+    assert not persisted(finding, Persistence(count=4, within=9))
+    assert not persisted(finding, Persistence(count=6, within=10_000))
+
+
+def test_a_message_wrapped_onto_the_next_line_is_matched(diagnose):
+    """pytorch/pytorch#45950 posts `NCCL error in:` with the rest wrapped onto further lines."""
+    log = THREADS / "pt-45950.log"
+    assert "NCCL error in:\n" in log.read_text(encoding="utf-8")
+    report = diagnose(log)
+    assert report["first_failure"]["entry"] == "nccl-unhandled-system-error"
+    assert "unhandled system error" in report["results"][0]["lines"][0]["text"]
+
+
+def test_an_error_the_job_survived_is_reported_as_handled(diagnose):
+    log = RUNS / "healthy_handled_errors.log"   # caught FileNotFoundError, printed with its traceback
+    assert meta(log)["label"] == "healthy"
+    report = diagnose(log)
+    assert report["status"] == "none"
+    assert report["handled"] and report["handled"][0]["text"].startswith("FileNotFoundError")
+    assert "printed and handled" in report["headline"]
+
+
+def test_decoration_is_removed_before_matching(diagnose, tmp_path):
+    """ANSI colours, carriage returns and an issue's `> ` quote around a real posted line."""
+    line = meta(THREADS / "pt-45950.log")   # keep the fixture real: take the posted lines
+    text = (THREADS / "pt-45950.log").read_text(encoding="utf-8").splitlines()
+    decorated = ["> \x1b[31m" + text[0] + "\x1b[0m\r"] + ["> " + t for t in text[1:]]
+    path = tmp_path / "quoted.log"
+    path.write_text("\n".join(decorated) + "\n", encoding="utf-8")
+    assert line["label"] == "nccl-unhandled-system-error"
+    assert diagnose(path)["first_failure"]["entry"] == "nccl-unhandled-system-error"
+
+
+def test_the_model_keeps_bounded_evidence():
+    model = LogModel()
+    from rootcause.matching.logline import parse_line
+
+    for n in range(10_000):
+        model.feed(n, parse_line(f"[rank{n % 8}]: ValueError: bad value {n}"), "exception", ("ValueError", f"bad {n}"))
+    assert len(model.failures) == 200 and model.failures_dropped == 9_800
+    assert isinstance(model.failures[0], Failure)
+
+
+def test_json_report_has_the_documented_fields():
+    result = run_cli("diagnose", "--json", str(RUNS / "rank_indexerror.log"))
+    data = json.loads(result.stdout)
+    assert set(data) == {"lines_scanned", "bytes_scanned", "status", "headline", "results", "first_failure",
+                         "unknown", "possible", "notes", "handled", "consequence_streams", "launcher"}
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for field in data:
+        assert f"`{field}`" in readme, f"README's report table does not document {field}"
