@@ -47,7 +47,7 @@ CODES: dict[str, str] = {
     "E040": "content page is malformed",
     "E041": "template error",
     "E050": "output folder is unsafe",
-    "E051": "output folder cannot be written",
+    "E051": "the output folder, the schema or a new entry cannot be written",
     "E052": "another build is writing the output folder",
 }
 

@@ -111,8 +111,9 @@ def output_intact(out: Path, manifest: dict) -> bool:
     return count == len(files)
 
 
-def _unwritable(path: Path, exc: OSError) -> RootcauseError:
-    return RootcauseError([Diagnostic(path.as_posix(), 1, 1, "E051", f"cannot write here: {exc.strerror or exc}",
+def _unwritable(out: Path, exc: OSError) -> RootcauseError:
+    return RootcauseError([Diagnostic(out.as_posix(), 1, 1, "E051",
+                                      f"cannot write the output folder or next to it: {exc.strerror or exc}",
                                       "build into a folder you can write (--out DIR or 'output:' in site.yml), "
                                       "or free some space")])
 
@@ -133,7 +134,7 @@ class OutputLock:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as exc:
-            raise _unwritable(self.path, exc) from None
+            raise _unwritable(self.out, exc) from None
         deadline = time.monotonic() + self.wait
         told = False
         while True:
@@ -225,7 +226,7 @@ class SiteWriter:
                 shutil.rmtree(self.staging)
             self.staging.mkdir(parents=True)
         except OSError as exc:
-            raise _unwritable(self.out.parent, exc) from None
+            raise _unwritable(self.out, exc) from None
         self._dirs.add(self.staging)
         return self
 
@@ -251,7 +252,7 @@ class SiteWriter:
                 return
             target.write_bytes(data)
         except OSError as exc:
-            raise _unwritable(self.out.parent, exc) from None
+            raise _unwritable(self.out, exc) from None
         self.written += 1
 
     @staticmethod
@@ -286,7 +287,7 @@ class SiteWriter:
             (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
             _swap(self.staging, self.out)
         except OSError as exc:
-            raise _unwritable(self.out.parent, exc) from None
+            raise _unwritable(self.out, exc) from None
 
 
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None) -> tuple[int, int]:
