@@ -48,9 +48,13 @@ class Refused(Exception):
 
 
 def not_regular(kind: str) -> Refused:
-    return Refused("E008", f"is {kind}, not a regular file; it was not read",
-                   "keep only plain files in the project (no symbolic links, pipes or devices): "
-                   "copy the file itself here")
+    if kind == "a symbolic link":
+        hint = "commit the file itself, not a link to it: a link is never followed"
+    elif kind == "a folder":
+        hint = "rename or move the folder: only files are read here"
+    else:
+        hint = "remove it: only regular files are read"
+    return Refused("E008", f"is {kind}, not a regular file; it was not read", hint)
 
 
 def read_regular(path: Path, limit: int, too_large_hint: str = "") -> bytes:

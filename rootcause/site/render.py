@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -199,7 +200,6 @@ class Renderer:
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
 
     def render(self, page: Page) -> bytes:
-        template = self.env.get_template(page.template)
         # a 404 page is served at any address, so only absolute paths work there
         root = self.config.base_path if page.absolute else page.root
 
@@ -208,6 +208,7 @@ class Renderer:
             return (root + target) if (root + target) else "./"
 
         try:
+            template = self.env.get_template(page.template)
             html = template.render(page=page, link=link, root=root, **page.context)
         except jinja2.TemplateError as exc:
             raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
@@ -451,7 +452,13 @@ def template_diagnostic(exc: jinja2.TemplateError, template: str, root: Path) ->
         where = display_path(Path(exc.filename), root) if exc.filename else (exc.name or template)
         return Diagnostic(where, exc.lineno or 1, 1, "E041", exc.message or "syntax error",
                           "fix the template syntax")
+    where, line = template, 1
+    for frame in traceback.extract_tb(exc.__traceback__):  # jinja2 maps frames to template lines
+        if frame.filename.endswith(".html") and frame.lineno:
+            where, line = display_path(Path(frame.filename), root), frame.lineno
+            if where.startswith("/"):  # a bundled template: its name is enough
+                where = Path(frame.filename).name
     if isinstance(exc, SecurityError):
-        return Diagnostic(template, 1, 1, "E041", f"the template reached outside the sandbox: {exc}",
+        return Diagnostic(where, line, 1, "E041", f"the template reached outside the sandbox: {exc}",
                           "templates may use the values they are given, not Python internals")
-    return Diagnostic(template, 1, 1, "E041", str(exc), "fix the template")
+    return Diagnostic(where, line, 1, "E041", str(exc), "fix the template")
