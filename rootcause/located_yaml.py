@@ -227,7 +227,7 @@ class _Composer:
                    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"):
             try:
                 return _constructor.construct_object(ScalarNode(tag, value), deep=False)
-            except (ValueError, ArithmeticError, yaml.constructor.ConstructorError):
+            except (ValueError, ArithmeticError, LookupError, TypeError, yaml.YAMLError):  # e.g. "!!int" alone
                 self.fail(event.start_mark, "E012", f"'{value[:40]}' is not a usable number",
                           "write a plain number, or quote the value if it is meant as text")
         self.fail(event.start_mark, "E012", f"YAML tag '{tag}' is not allowed",
