@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import Diagnostic, display_path
+from .files import folder_problem, relative_path_problem
 from .located_yaml import load_yaml
 from .validation import validate
 
@@ -27,6 +28,36 @@ def check_url(value: str) -> str:
         raise PydanticCustomError("url", "'{value}' is not an absolute http(s) URL",
                                   {"value": value, "code": "E015",
                                    "hint": "write the full address, starting with https://"})
+    return value
+
+
+def check_site_url(value: str) -> str:
+    """The site's own address: as `check_url`, and its path must be a plain sub-path. Its path is
+    where the 404 page (served at any address) loads its styles and scripts from, so a path such
+    as `//evil.example/` would make it load them from another host."""
+    value = check_url(value)
+    parts = urlsplit(value)
+    segments = parts.path.split("/")[1:-1] if parts.path.endswith("/") else parts.path.split("/")[1:]
+    if (parts.query or parts.fragment or parts.username or parts.password or "\\" in value
+            or any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value)
+            or any(segment in ("", ".", "..") for segment in segments)
+            or not all(ch.isalnum() or ch in "-._~%/" for ch in parts.path)):
+        raise PydanticCustomError("url", "'{value}' is not a plain site address",
+                                  {"value": value, "code": "E015",
+                                   "hint": "write https://host/ or https://host/sub-path/: single slashes, no "
+                                           "'..', no query, fragment or user name"})
+    return value
+
+
+def check_folder_name(value: str | None) -> str | None:
+    """A folder of the project, named relative to it (checked against the disk by `load_config`)."""
+    if value is None:
+        return value
+    problem = relative_path_problem(value)
+    if problem:
+        raise PydanticCustomError("path", "'{value}' {problem}",
+                                  {"value": value, "problem": problem, "code": "E017",
+                                   "hint": "name a folder inside the project, relative to site.yml, e.g. theme"})
     return value
 
 
@@ -82,13 +113,15 @@ class SiteConfig(BaseModel):
     recent: int = Field(8, ge=0, le=100, description="How many recently reviewed entries the home page lists.")
     vocabularies: Vocabularies
 
-    _check_urls = field_validator("url", "repository")(lambda cls, v: check_url(v))
+    _check_url = field_validator("url")(lambda cls, v: check_site_url(v))
+    _check_repository = field_validator("repository")(lambda cls, v: check_url(v))
+    _check_folders = field_validator("theme", "healthy_logs")(lambda cls, v: check_folder_name(v))
 
     @property
     def base_path(self) -> str:
         """The sub-path the site is served under, always starting and ending with '/'."""
-        path = urlsplit(self.url).path or "/"
-        return path if path.endswith("/") else path + "/"
+        segments = [s for s in urlsplit(self.url).path.split("/") if s]  # never "//host": see check_site_url
+        return "/" + "".join(f"{s}/" for s in segments)
 
     @property
     def base_url(self) -> str:
@@ -101,4 +134,14 @@ def load_config(root: Path, name: str = "site.yml") -> tuple[SiteConfig | None, 
     located, problems = load_yaml(path, shown)
     if located is None:
         return None, problems
-    return validate(SiteConfig, located, shown)
+    config, problems = validate(SiteConfig, located, shown)
+    if config is None:
+        return None, problems
+    for key in ("theme", "healthy_logs"):
+        value = getattr(config, key)
+        problem = value and folder_problem(root, value)
+        if problem:
+            line, col = located.where((key,))
+            problems.append(Diagnostic(shown, line, col, "E017", f"{key}: '{value}' {problem}",
+                                       "name a folder inside the project, relative to site.yml"))
+    return (None, problems) if problems else (config, problems)

@@ -8,8 +8,11 @@ help is generated from it (`rootcause check --explain E012`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .text import printable
 
 #: Every diagnostic code, with a one-line title. Codes are stable: never renumber, only add.
 CODES: dict[str, str] = {
@@ -20,6 +23,7 @@ CODES: dict[str, str] = {
     "E005": "YAML anchors and aliases are not allowed",
     "E006": "data nested too deeply",
     "E007": "document is not a mapping",
+    "E008": "not a regular file: a symbolic link, folder, named pipe, device or socket",
     "E010": "unknown field",
     "E011": "required field is missing",
     "E012": "value has the wrong type or form",
@@ -27,6 +31,8 @@ CODES: dict[str, str] = {
     "E014": "id does not match the file name",
     "E015": "malformed URL",
     "E016": "malformed date",
+    "E017": "a path in site.yml leaves the project folder or is not a folder",
+    "E018": "an image in Markdown: no request may leave the site",
     "E020": "two entries share an id",
     "E021": "related entry does not exist",
     "E022": "entry is related to itself",
@@ -42,6 +48,8 @@ CODES: dict[str, str] = {
     "E040": "content page is malformed",
     "E041": "template error",
     "E050": "output folder is unsafe",
+    "E051": "the output folder, the schema or a new entry cannot be written",
+    "E052": "another build is writing the output folder",
 }
 
 
@@ -58,8 +66,10 @@ class Diagnostic:
     severity: str = field(default="error", compare=False)
 
     def __str__(self) -> str:
+        """One line, safe for a terminal: a file name or a key from an entry may hold control
+        characters or a newline, which must neither reach the terminal nor forge a second line."""
         text = f"{self.path}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
-        return f"{text} — {self.hint}" if self.hint else text
+        return printable(f"{text} — {self.hint}" if self.hint else text, one_line=True)
 
     def as_dict(self) -> dict:
         return {
@@ -80,12 +90,19 @@ class RootcauseError(Exception):
         self.diagnostics = sorted(diagnostics)
         super().__init__("\n".join(str(d) for d in self.diagnostics))
 
+    def __reduce__(self):  # raised in a forked render worker, it must arrive whole
+        return (type(self), (self.diagnostics,))
+
 
 def display_path(path: Path, root: Path | None = None) -> str:
     """Paths in messages are relative to the project root when possible, with forward slashes."""
-    try:
-        if root is not None:
-            return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        pass
+    if root is not None:
+        # the file's own name is never resolved: a symbolic link is shown as itself, not as the
+        # file it points at (which may be anywhere, and is none of the reader's business)
+        for shown, base in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))),
+                            (path.parent.resolve() / path.name, root.resolve())):
+            try:
+                return shown.relative_to(base).as_posix()
+            except ValueError:
+                pass
     return path.as_posix()

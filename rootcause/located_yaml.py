@@ -18,10 +18,15 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
 from .errors import Diagnostic
+from .files import Refused, read_regular
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_DEPTH = 32
 MAX_NODES = 50_000
+#: longer integers are refused (E012) rather than computed: Python itself refuses to convert more
+#: than 4,300 digits, and a long base-60 number (`1:2:3:...`) would take quadratic time
+MAX_NUMBER_CHARS = 100
+TOO_LARGE_HINT = "an entry is a page of text: move long logs out and keep a few example lines"
 
 Path_ = tuple  # a path into the data: keys and list indices, e.g. ("signatures", 0, "pattern")
 
@@ -72,21 +77,19 @@ def _position_of_offset(raw: bytes, offset: int) -> tuple[int, int]:
 
 
 def read_text(path: Path, shown: str, raw: bytes | None = None) -> tuple[str | None, list[Diagnostic]]:
-    """Bytes → text, refusing what is too big or not text, before any parser sees it."""
-    try:
-        if raw is None:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                return None, [Diagnostic(shown, 1, 1, "E002",
-                                         f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}",
-                                         "an entry is a page of text: move long logs out and keep a few example lines")]
-            raw = path.read_bytes()
-    except OSError as exc:
-        return None, [Diagnostic(shown, 1, 1, "E001", f"cannot read file: {exc.strerror}",
-                                 "check that the file exists and is readable")]
+    """Bytes → text, refusing what is too big, not text, or not a regular file (a symbolic link,
+    a pipe, a device: never opened, see `files`), before any parser sees it."""
+    if raw is None:
+        try:
+            raw = read_regular(path, MAX_FILE_BYTES, TOO_LARGE_HINT)
+        except Refused as refused:
+            return None, [refused.diagnostic(shown)]
+        except OSError as exc:
+            return None, [Diagnostic(shown, 1, 1, "E001", f"cannot read file: {exc.strerror}",
+                                     "check that the file exists and is readable")]
     if len(raw) > MAX_FILE_BYTES:
         return None, [Diagnostic(shown, 1, 1, "E002", f"file is {len(raw):,} bytes; the limit is {MAX_FILE_BYTES:,}",
-                                 "an entry is a page of text: move long logs out and keep a few example lines")]
+                                 TOO_LARGE_HINT)]
     nul = raw.find(b"\x00")
     if nul >= 0:
         line, col = _position_of_offset(raw, nul)
@@ -217,8 +220,15 @@ class _Composer:
             return value
         if tag == "tag:yaml.org,2002:timestamp":
             return value  # dates stay text; the schema parses and checks them
+        if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float") and len(value) > MAX_NUMBER_CHARS:
+            self.fail(event.start_mark, "E012", f"a number of {len(value):,} characters is too long",
+                      "numbers here are small; quote the value if it is meant as text")
         if tag in ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
                    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null"):
-            return _constructor.construct_object(ScalarNode(tag, value), deep=False)
+            try:
+                return _constructor.construct_object(ScalarNode(tag, value), deep=False)
+            except (ValueError, ArithmeticError, LookupError, TypeError, yaml.YAMLError):  # e.g. "!!int" alone
+                self.fail(event.start_mark, "E012", f"'{value[:40]}' is not a usable number",
+                          "write a plain number, or quote the value if it is meant as text")
         self.fail(event.start_mark, "E012", f"YAML tag '{tag}' is not allowed",
                   "remove the tag; entries use plain strings, numbers, lists and mappings")

@@ -136,3 +136,41 @@ def undecorate(line: str) -> str:
         if any(mark in line for mark in marks):  # noqa: SIM110 - a cheap test before the regex
             line = regex.sub(replacement, line)
     return line.rstrip(_TRAILING)
+
+
+# ANSI escape sequences (CSI "ESC [ ... final", OSC "ESC ] ... BEL|ESC \", and two-character
+# "ESC x") are removed whole, so a coloured log line loses its colour codes, not just the ESC.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
+# isolates that reorder what a terminal shows (U+202A-U+202E, U+2066-U+2069)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile("[\t\n]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """Text that came from an entry, a log or a file name, made safe to print on a terminal or in
+    a CI log: escape sequences and control characters are dropped (they could recolour, retitle or
+    clear the terminal, hide text, or reorder it). With `one_line`, tabs and newlines become
+    spaces, so one record stays one line."""
+    text = _CONTROL.sub("", _ANSI.sub("", text))
+    return _LINE_BREAKS.sub(" ", text) if one_line else text
+
+
+_MAYBE_IMAGE = re.compile(r"!\[")
+
+
+def markdown_images(text: str) -> list[str]:
+    """The address of every image in a Markdown text (inline `![alt](src)` and reference forms),
+    as CommonMark parses it: a quick test first, since almost no prose holds `![` at all."""
+    if not text or not _MAYBE_IMAGE.search(text):
+        return []
+    from markdown_it import MarkdownIt  # the site's reference renderer (site/content.py)
+
+    found: list[str] = []
+    stack = list(MarkdownIt("commonmark").enable("table").parse(text))
+    while stack:
+        token = stack.pop()
+        if token.type == "image":
+            found.append(str(token.attrGet("src") or ""))
+        stack.extend(token.children or ())
+    return sorted(found)

@@ -18,12 +18,15 @@ import sys
 import threading
 from pathlib import Path
 
+from rootcause.site.render import CONTENT_SECURITY_POLICY
+
 REPO = Path(__file__).resolve().parent.parent
 ASSETS = REPO / "theme" / "assets"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
-#: The Content-Security-Policy the pages must work under (no inline script, nothing from elsewhere).
-CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:"
+#: The Content-Security-Policy the pages must work under (no inline script or style, nothing from
+#: elsewhere): the one every page carries in its <meta>, sent as a header as well.
+CSP = CONTENT_SECURITY_POLICY
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -202,7 +205,10 @@ def write_project(root: Path) -> Path:
     (root / "entries").mkdir(parents=True)
     (root / "content").mkdir()
     for slug, title in (("about", "About"), ("contributing", "Contributing")):  # the header's tabs link to both
-        (root / "content" / f"{slug}.md").write_text(f"---\ntitle: {title}\n---\n\n{title} this fixture site.\n",
+        (root / "content" / f"{slug}.md").write_text(f"---\ntitle: {title}\n---\n\n{title} this fixture site.\n"
+                                                    # aligned columns: rendered with classes, not inline styles
+                                                    "\n| Code | Count | Meaning |\n| :-- | --: | :-: |\n"
+                                                    "| E001 | 1 | not text |\n",
                                                     encoding="utf-8")
     site = (REPO / "site.yml").read_text(encoding="utf-8")
     site, n = re.subn(r"(?m)^healthy_logs:.*\n", "", site)
@@ -247,9 +253,9 @@ def base_path(project: Path) -> str:
     return config.base_path
 
 
-def fixture_server(tmp_path_factory) -> "SiteServer":
+def fixture_server(tmp_path_factory, csp: str | None = CSP) -> "SiteServer":
     site = fixture_site(tmp_path_factory)
-    return SiteServer(site, base_path(_built["project"]))
+    return SiteServer(site, base_path(_built["project"]), csp=csp)
 
 
 def own_site(tmp_path_factory) -> Path | None:
@@ -324,8 +330,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    csp: str | None = CSP  # None: the pages' own <meta> policy alone
+
     def end_headers(self):
-        self.send_header("Content-Security-Policy", CSP)
+        if self.csp:
+            self.send_header("Content-Security-Policy", self.csp)
         super().end_headers()
 
     def log_message(self, *args):  # keep test output clean
@@ -345,9 +354,9 @@ class SiteServer:
     """Serves a built site on 127.0.0.1 at a free port, in a daemon thread, under the sub-path of
     site.yml's `url` (as GitHub Pages serves a project site), so absolute links are exercised too."""
 
-    def __init__(self, folder: Path, base: str = "/"):
+    def __init__(self, folder: Path, base: str = "/", csp: str | None = CSP):
         self.base = base
-        handler = functools.partial(type("Handler", (_Handler,), {"base": base}), directory=str(folder))
+        handler = functools.partial(type("Handler", (_Handler,), {"base": base, "csp": csp}), directory=str(folder))
         self.httpd = _QuietServer(("127.0.0.1", 0), handler)
         self.port = self.httpd.server_address[1]
         self.origin = f"http://127.0.0.1:{self.port}"

@@ -12,7 +12,9 @@ from .output import print_diagnostics
 def add_parser(sub) -> None:
     p = sub.add_parser("build", help="validate everything and write the static site")
     p.add_argument("--out", help="output folder (default: site.yml's 'output', usually site/)")
-    p.add_argument("--force", action="store_true", help="ignore the build cache and rebuild every page")
+    p.add_argument("--force", action="store_true", help="ignore the build cache: render and write every file anew")
+    p.add_argument("--wait", type=float, default=600, metavar="SECONDS",
+                   help="how long to wait for another build of the same output folder to finish (default 600)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -22,7 +24,7 @@ def run(args) -> int:
 
     try:
         result = build(Path(args.root), out=Path(args.out) if args.out else None, progress=not args.quiet,
-                       force=args.force)
+                       force=args.force, wait=max(args.wait, 0))
     except RootcauseError as error:
         print_diagnostics(error.diagnostics, "text", sys.stderr)
         print(f"build failed: {len(error.diagnostics)} problem(s); the previous site was left as it was",

@@ -38,9 +38,11 @@ def run(args) -> int:
         return 0
     project, diagnostics = open_project(Path(args.root))
     if project is not None:
+        from ..site.builder import theme_files
         from ..site.content import load_content
 
-        diagnostics = sorted(diagnostics + load_content(project.root)[1])
+        diagnostics = sorted(diagnostics + load_content(project.root)[1] +
+                             theme_files(project.root, project.config)[1])
     print_diagnostics(diagnostics, args.format)
     if args.format == "text":
         from ..entries.catalog import entry_paths

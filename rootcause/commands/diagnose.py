@@ -11,8 +11,10 @@ entry explains; 2 usage or input error.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sys
+import zlib
 from pathlib import Path
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -20,6 +22,8 @@ POSSIBLE_PER_FAILURE = 3
 #: a related entry must score at least this share of the best one (and share two search terms)
 POSSIBLE_RELATIVE_SCORE = 0.6
 CONSEQUENCE_LINES_SHOWN = 3   # in the text report: the cause's lines matter, the echoes less
+from ..text import printable
+
 
 
 def _infos_from_site(entries: dict):
@@ -33,18 +37,35 @@ def _infos_from_site(entries: dict):
     return infos
 
 
+MAX_INDEX_BYTES = 256 << 20
+
+
 def _from_site(folder: Path):
+    from ..files import Refused, read_regular
     from ..matching.scanner import signature_from_json
     from ..site.search import SearchIndex
 
     path = folder / "search" / "signatures.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path, MAX_INDEX_BYTES).decode("utf-8"))
+    except Refused as refused:
+        raise SystemExit(_fail(f"{path}: cannot use the signature index: {refused.message}"))
     except OSError as exc:
         raise SystemExit(_fail(f"{path}: cannot read the signature index ({exc.strerror}); build the site first"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SystemExit(_fail(f"{path}: not a signature index ({exc})"))
+    problem = _index_problem(data)
+    if problem:
+        raise SystemExit(_fail(f"{path}: not a signature index of this version of rootcause: {problem}; "
+                               "rebuild the site"))
     signatures = [signature_from_json(s) for s in data["signatures"]]
+    for number, sig in enumerate(signatures):
+        try:
+            sig.step_regexes, sig.unless_regexes  # noqa: B018 - compile now, refuse now
+        except Exception as exc:  # re2's error type is not part of its interface
+            raise SystemExit(_fail(f"{path}: not a signature index: signatures[{number}] holds a regular expression "
+                                   f"that does not compile ({exc})"))
+        sig.release()
     infos = _infos_from_site(data["entries"])
     consequences = {k: set(v) for k, v in data["consequences"].items()}
     try:
@@ -52,6 +73,47 @@ def _from_site(folder: Path):
     except (OSError, ValueError, KeyError):
         index = None   # an older or partial copy of the site: no "possibly related" tier
     return signatures, infos, consequences, folder.resolve().as_posix() + "/", index
+
+
+def _index_problem(data) -> str | None:
+    """What is wrong with the shape of a signatures.json (it may come from anywhere), or None."""
+    def texts(value, n=None) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
+
+    def number(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
+
+    if not isinstance(data, dict):
+        return "the file holds no mapping"
+    for key, kind in (("signatures", list), ("entries", dict), ("consequences", dict)):
+        if not isinstance(data.get(key), kind):
+            return f"'{key}' is missing or not a {'list' if kind is list else 'mapping'}"
+    for i, sig in enumerate(data["signatures"]):
+        where = f"signatures[{i}]"
+        if not isinstance(sig, dict):
+            return f"{where} is not a mapping"
+        if not isinstance(sig.get("entry"), str) or not number(sig.get("index")) or not number(sig.get("specificity")):
+            return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
+        steps = sig.get("steps")
+        if not isinstance(steps, list) or not steps or not all(texts(step, 2) for step in steps):
+            return f"{where}.steps is not a list of [regex, anchor] pairs"
+        unless = sig.get("unless", [])
+        if not isinstance(unless, list) or not all(texts(step, 2) for step in unless):
+            return f"{where}.unless is not a list of [regex, anchor] pairs"
+        if not number(sig.get("within", 40)) or sig.get("within", 40) < 1:
+            return f"{where}.within is not a positive number"
+        if sig["entry"] not in data["entries"]:
+            return f"{where} names the entry '{sig['entry'][:60]}', which 'entries' lacks"
+    for key, value in data["entries"].items():
+        if not (isinstance(value, list) and len(value) in (4, 6) and texts(value[:4])):
+            return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
+        if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
+                value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(number, value[5]))))):
+            return f"entries['{key[:60]}'] has no valid role or persistence"
+    for key, value in data["consequences"].items():
+        if not texts(value):
+            return f"consequences['{key[:60]}'] is not a list of entry ids"
+    return None
 
 
 def _from_project(root: Path):
@@ -107,7 +169,7 @@ def possible_entries(index, unknown: list[dict], infos: dict) -> list[dict]:
 
 
 def _fail(message: str) -> int:
-    print(f"rootcause diagnose: {message}", file=sys.stderr)
+    print(printable(f"rootcause diagnose: {message}", one_line=True), file=sys.stderr)
     return EXIT_ERROR
 
 
@@ -140,12 +202,20 @@ def run(args) -> int:
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
     scanner = Scanner(signatures)
+    reading: list[str] = []
+
+    def each_log():  # remembers which log is being read, to name it if it cannot be
+        for log in logs:
+            reading[:] = [log]
+            yield log
+
     try:
-        report = rank(scanner.scan_paths(logs), consequences, infos)
+        report = rank(scanner.scan_paths(each_log()), consequences, infos)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        what = "is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})"
+        return _fail(f"{_name(reading)}: the compressed log {what}")
     except OSError as exc:
-        return _fail(f"cannot read the log: {exc}")
-    except EOFError:
-        return _fail("the compressed log is truncated")
+        return _fail(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}")
     data = report_json(report, infos, args.top)
     data["possible"] = possible_entries(index, data["unknown"], infos)
     if args.json:
@@ -160,6 +230,11 @@ def exit_status(data: dict) -> int:
     return {"known": EXIT_FOUND, "consequences": EXIT_FOUND, "unknown": EXIT_UNKNOWN}.get(data["status"], EXIT_NONE)
 
 
+def _name(reading: list[str]) -> str:
+    log = reading[0] if reading else "-"
+    return "standard input" if log == "-" else printable(log, one_line=True)
+
+
 def _who(line: dict) -> str:
     parts = [line["host"]] if line.get("host") else []
     if line.get("rank") is not None:
@@ -172,9 +247,14 @@ ROLE_LABEL = {"cause": "cause", "consequence": "consequence of a failure elsewhe
 
 def _print_text(data: dict, base: str) -> None:
     from rich.console import Console
-    from rich.markup import escape
+    from rich.markup import escape as markup_escape
 
-    console = Console(highlight=False, soft_wrap=True)
+    def escape(text: str) -> str:
+        """Entry text and log lines, for the terminal: no escape sequence, no control character,
+        no bidi override (rich passes them through), and no rich markup."""
+        return markup_escape(printable(text, one_line=True))
+
+    console = Console(highlight=False, soft_wrap=True, emoji=False)
     scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
     console.print(f"[bold]{escape(data['headline'])}[/bold]")
     first = data["first_failure"]
@@ -199,7 +279,7 @@ def _print_text(data: dict, base: str) -> None:
             console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
     for number, result in enumerate(data["results"], 1):
         console.print()
-        console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({result['entry']}; "
+        console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({escape(result['entry'])}; "
                       f"{ROLE_LABEL[result['role']]}; match {escape(result['confidence_text'].split(':')[0])})[/dim]")
         console.print(f"   {escape(result['summary'])}")
         shown = result["lines"] if result["role"] == "cause" else result["lines"][:CONSEQUENCE_LINES_SHOWN]

@@ -4,6 +4,7 @@ fills in text instead of looking up the schema."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import sys
 from pathlib import Path
@@ -84,14 +85,20 @@ def new_entry(root: Path, entry_id: str) -> int:
             print(d, file=sys.stderr)
         return 1
     path = root / "entries" / f"{entry_id}.yaml"
-    if path.exists():
+    if os.path.lexists(path):
         print(f"{path} already exists", file=sys.stderr)
         return 1
     vocab = config.vocabularies
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(TEMPLATE.format(
-        id=entry_id, today=dt.date.today().isoformat(),
-        categories=", ".join(vocab.categories), systems=", ".join(vocab.systems),
-        phases=", ".join(vocab.phases), severities=", ".join(vocab.severities)), encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "x", encoding="utf-8") as stream:  # never through a link planted there
+            stream.write(TEMPLATE.format(
+                id=entry_id, today=dt.date.today().isoformat(),
+                categories=", ".join(vocab.categories), systems=", ".join(vocab.systems),
+                phases=", ".join(vocab.phases), severities=", ".join(vocab.severities)))
+    except OSError as exc:
+        print(f"{path}:1:1: error[E051]: cannot write the entry: {exc.strerror or exc} — check that entries/ "
+              "can be written", file=sys.stderr)
+        return 2
     print(f"wrote {path}; fill in the TODOs, then run `rootcause check`")
     return 0

@@ -34,6 +34,11 @@ def run(args) -> int:
         sys.stdout.write(text)
         return 0
     target = Path(args.out) if args.out else root / SCHEMA_FILE
-    target.write_text(text, encoding="utf-8")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"{target}:1:1: error[E051]: cannot write the schema: {exc.strerror or exc} — choose a folder you "
+              "can write with --out, or print it with --stdout", file=sys.stderr)
+        return 2
     print(f"wrote {target}")
     return 0

@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import RootcauseError
+from ..text import printable
 
 LIVERELOAD_JS = b"""(function () {
   var source = new EventSource("/__rootcause/events");
@@ -106,12 +107,17 @@ class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 
 def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
-    from ..site.builder import build
+    """Build if anything changed; a failed build is retried only once its inputs change again.
 
-    """Build if anything changed; a failed build is retried only once its inputs change again."""
-    from ..site.builder import input_fingerprint, quick_settings
+    Whatever an edit does to the project, the server stays up with the last good site: bad input
+    is reported as positioned errors, and anything unforeseen as one line, never a traceback that
+    ends the process."""
+    from ..site.builder import build, input_fingerprint, quick_settings
 
-    inputs = input_fingerprint(root, quick_settings(root))
+    try:
+        inputs = input_fingerprint(root, quick_settings(root))
+    except Exception as exc:  # noqa: BLE001 - the server must outlive any edit
+        inputs = f"unreadable: {exc!r}"
     if memo.get("failed_inputs") == inputs:
         return False
     try:
@@ -122,6 +128,12 @@ def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
             print(d, file=sys.stderr)
         print(f"build failed: {len(error.diagnostics)} problem(s); still serving the last good site",
               file=sys.stderr, flush=True)
+        return False
+    except Exception as exc:  # noqa: BLE001 - a bug must not take the last good site down with it
+        memo.clear()  # what it held may be half-updated
+        memo["failed_inputs"] = inputs
+        print(printable(f"build failed unexpectedly ({type(exc).__name__}: {exc}); still serving the last good "
+                        "site — please report this", one_line=True), file=sys.stderr, flush=True)
         return False
     memo.pop("failed_inputs", None)
     if result.up_to_date:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
+from ..files import is_inside
 from ..located_yaml import Located, load_yaml
 from ..matching.signatures import (
     AnchorIndex,
@@ -28,7 +29,8 @@ from ..matching.signatures import (
     parse_text,
 )
 from ..validation import validate
-from .schema import Entry, Signature
+from ..text import markdown_images
+from .schema import Entry, Signature, prose_fields
 from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
@@ -93,6 +95,13 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
             problems.extend(_check_examples(shown, located, i, signature,
                                             compile_signature(entry_id or path.stem, i, signature)))
         return None, problems
+    for where, text in prose_fields(entry):
+        for image in markdown_images(text):
+            line, col = located.where(where)
+            problems.append(Diagnostic(shown, line, col, "E018",
+                                       f"{'.'.join(map(str, where))}: image '{image[:80]}' in Markdown",
+                                       "the site loads nothing from elsewhere and holds no pictures: "
+                                       "describe it in words, or link to it with [text](address)"))
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
@@ -132,12 +141,29 @@ def _load_entry_job(args: tuple[Path, Path, SiteConfig]):
 
 
 def entry_paths(root: Path) -> list[Path]:
-    return sorted((root / "entries").glob(ENTRY_GLOB))
+    """Every `entries/*.yaml`, links and special files included (`load_entry` refuses those)."""
+    folder = root / "entries"
+    if not folder.is_dir() or not is_inside(root, folder):
+        return []
+    return sorted(folder.glob(ENTRY_GLOB))
 
 
-def _stat_key(path: Path) -> tuple[int, int]:
-    stat = path.stat()
-    return stat.st_size, stat.st_mtime_ns
+def folder_outside(root: Path, name: str) -> list[Diagnostic]:
+    """A folder of the project (entries/, content/) that is a symbolic link leading out of it."""
+    folder = root / name
+    if os.path.lexists(folder) and not is_inside(root, folder):
+        return [Diagnostic(f"{name}/", 1, 1, "E008", f"the {name}/ folder is a symbolic link leading out of the project",
+                           f"make {name}/ a real folder of the project; its files are not read")]
+    return []
+
+
+def _stat_key(path: Path) -> tuple[int, int, int]:
+    """The file itself, never what a link points at (a dangling link has a key too)."""
+    try:
+        stat = os.lstat(path)
+    except OSError:
+        return -1, -1, -1
+    return stat.st_size, stat.st_mtime_ns, stat.st_mode
 
 
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
@@ -148,6 +174,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     size and modification time are unchanged; it must be emptied when site.yml changes.
     """
     catalog = Catalog(config)
+    catalog.diagnostics.extend(folder_outside(root, "entries"))
     paths = entry_paths(root)
     memo = memo if memo is not None else {}
     keys = {p: _stat_key(p) for p in paths}

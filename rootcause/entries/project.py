@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import load_config
-from ..errors import Diagnostic
+from ..errors import Diagnostic, display_path
+from ..files import kind_of, not_regular
 from .catalog import Catalog, load_catalog
 
 
@@ -20,10 +23,22 @@ class Project:
         return self.catalog.config
 
 
-def healthy_log_paths(root: Path, folder: str | None) -> list[Path]:
+def healthy_log_paths(root: Path, folder: str | None) -> tuple[list[Path], list[Diagnostic]]:
+    """The regular files of the healthy-log folder (site.yml checked that it lies inside the
+    project); a symbolic link, pipe or device there is refused (E008), never opened."""
     if not folder:
-        return []
-    return sorted(p for p in (root / folder).glob("*") if p.is_file())
+        return [], []
+    found, problems = [], []
+    for path in sorted((root / folder).glob("*")):
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode):
+            found.append(path)
+        elif not stat.S_ISDIR(mode):
+            problems.append(not_regular(kind_of(mode)).diagnostic(display_path(path, root)))
+    return found, problems
 
 
 def open_project(root: Path, workers: int | None = None, memo: dict | None = None) -> tuple[Project | None, list[Diagnostic]]:
@@ -42,5 +57,8 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
             memo.clear()
             memo["config"] = config_key
         memo = memo.setdefault("entries", {})
-    catalog = load_catalog(root, config, healthy_log_paths(root, config.healthy_logs), workers=workers, memo=memo)
+    healthy, refused = healthy_log_paths(root, config.healthy_logs)
+    catalog = load_catalog(root, config, healthy, workers=workers, memo=memo)
+    if refused:
+        catalog.diagnostics = sorted(catalog.diagnostics + refused)
     return Project(root, catalog), catalog.diagnostics

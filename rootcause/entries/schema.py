@@ -318,3 +318,33 @@ def json_schema(config: SiteConfig | None = None) -> dict:
 
 def json_schema_text(config: SiteConfig | None = None) -> str:
     return json.dumps(json_schema(config), indent=2, sort_keys=True) + "\n"
+
+
+def prose_fields(entry: Entry):
+    """(path, text) of every field rendered as Markdown on the site, for checks on the prose."""
+    yield ("title",), entry.title
+    yield ("summary",), entry.summary
+    yield ("root_cause",), entry.root_cause
+    for i, sig in enumerate(entry.signatures):
+        yield ("signatures", i, "source"), sig.source
+    for i, symptom in enumerate(entry.symptoms):
+        yield ("symptoms", i, "observed"), symptom.observed
+        yield ("symptoms", i, "why"), symptom.why
+    for i, item in enumerate(entry.misdiagnosis):
+        yield ("misdiagnosis", i, "assumption"), item.assumption
+        yield ("misdiagnosis", i, "reality"), item.reality
+    for name in ("confirm", "fix"):
+        for i, step in enumerate(getattr(entry, name)):
+            yield (name, i, "step"), step.step
+    for i, text in enumerate(entry.prevention):
+        yield ("prevention", i), text
+    for i, example in enumerate(entry.examples):
+        yield ("examples", i, "title"), example.title
+        if example.explanation:
+            yield ("examples", i, "explanation"), example.explanation
+    for i, question in enumerate(entry.faq):
+        yield ("faq", i, "question"), question.question
+        yield ("faq", i, "answer"), question.answer
+    for i, affected in enumerate(entry.affected):
+        if affected.note:
+            yield ("affected", i, "note"), affected.note

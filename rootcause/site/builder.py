@@ -10,6 +10,7 @@ once without loading anything.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -17,11 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..errors import RootcauseError
+from ..errors import RootcauseError, display_path
+from ..files import Refused, folder_problem, read_regular, walk_regular
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
-from .write import SiteWriter, check_output_folder, read_manifest
+from .write import OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers
+
+MAX_ASSET_BYTES = 64 << 20
 
 
 @dataclass
@@ -49,8 +53,11 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
     files += sorted((root / "entries").glob("*.yaml"))
     files += sorted((root / "content").glob("*.md"))
     for key in ("healthy_logs", "theme"):
-        if isinstance(settings.get(key), str):
-            files += sorted(p for p in (root / settings[key]).rglob("*") if p.is_file())
+        value = settings.get(key)
+        # unvalidated here: a folder that is not plainly inside the project is not walked (the
+        # build then reports it, E017); links inside are not followed
+        if isinstance(value, str) and folder_problem(root, value) is None:
+            files += walk_regular(root / value, root)[0]
     theme = Path(str(resources.files("rootcause.theme")))
     files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     files += sorted(Path(__file__).parent.glob("*.py"))
@@ -60,36 +67,46 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
 def quick_settings(root: Path) -> dict:
     """The few site.yml keys that locate inputs and output, read without validating anything.
 
-    Used only to decide that nothing changed; any real build validates site.yml in full.
+    Used only to decide that nothing changed; any real build validates site.yml in full. Read by
+    the same careful loader as everything else (a regular file, bounded, no aliases).
     """
-    import yaml
+    from ..located_yaml import load_yaml
 
-    try:
-        data = yaml.load((root / "site.yml").read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, ValueError, yaml.YAMLError):
-        return {}
+    located, _problems = load_yaml(root / "site.yml", "site.yml")
+    data = located.data if located is not None else None
     return data if isinstance(data, dict) else {}
 
 
 def input_fingerprint(root: Path, settings: dict) -> str:
-    """Cheap identity of every input: paths, sizes and modification times (no file is read)."""
+    """Cheap identity of every input: paths, sizes and modification times (no file is read; a
+    symbolic link is identified as itself, never by what it points at)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(f"{__version__}\0".encode())
     for path in _input_files(root, settings):
         try:
-            stat = path.stat()
+            stat = os.lstat(path)
         except OSError:
             continue
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
+#: how long a build waits for another build of the same output folder to finish
+LOCK_WAIT = 600.0
+
+
+def _tell(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
-          memo: dict | None = None) -> BuildResult:
+          memo: dict | None = None, wait: float = LOCK_WAIT) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
     `memo` is an empty dict that a long-running caller (serve) passes to every build: parsed
     entries and rendered entry pages are kept in it and reused while their inputs are unchanged.
+    `force` skips the up-to-date test and writes every file anew. One build at a time writes an
+    output folder; another one waits up to `wait` seconds for it (E052 after that).
     """
     started = time.perf_counter()
     root = root.resolve()
@@ -97,7 +114,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     if not force and isinstance(settings.get("output", "site"), str):
         quick_out = (out or root / settings.get("output", "site")).resolve()
         fingerprint = input_fingerprint(root, settings)
-        if read_manifest(quick_out).get("inputs") == fingerprint:
+        if _up_to_date(quick_out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
@@ -110,11 +127,32 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         raise RootcauseError(problems)
     fingerprint = input_fingerprint(root, config.model_dump())
 
-    with SiteWriter(out) as writer:
-        entries, pages = render_site(root, writer.add, progress=progress and sys.stderr.isatty(), memo=memo)
-        writer.commit(extra={"inputs": fingerprint})
+    with OutputLock(out, wait=wait, on_wait=_tell):
+        # another build may have finished while this one waited: the same test, under the lock
+        if not force and _up_to_date(out, fingerprint):
+            return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
+        problems = check_output_folder(out, root)
+        if problems:
+            raise RootcauseError(problems)
+        remove_leftovers(out)
+        with SiteWriter(out, reuse=not force) as writer:
+            entries, pages = render_site(root, writer.add, progress=progress and sys.stderr.isatty(), memo=memo)
+            writer.commit(extra={"inputs": fingerprint})
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out)
+
+
+def _up_to_date(out: Path, fingerprint: str) -> bool:
+    """The last build into `out` had these inputs, and its output is as that build left it."""
+    manifest = read_manifest(out)
+    return manifest.get("inputs") == fingerprint and output_intact(out, manifest)
+
+
+def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
+    """The regular files of the site's theme folder, and an E008 for each link or special file."""
+    if not config.theme:
+        return [], []
+    return walk_regular(root / config.theme, root)
 
 
 def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], dict[str, bytes]]:
@@ -123,9 +161,8 @@ def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], di
 
     sources: dict[str, Path] = {}
     for folder in [theme_folder() / "assets"] + ([root / config.theme / "assets"] if config.theme else []):
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                sources[path.relative_to(folder).as_posix()] = path
+        for path in walk_regular(folder, root)[0]:  # links and special files: refused by render_site
+            sources[path.relative_to(folder).as_posix()] = path
     stylesheets = material_folder() / "assets" / "stylesheets"
     sources["material/main.css"] = next(stylesheets.glob("main.*.min.css"))
     sources["material/palette.css"] = next(stylesheets.glob("palette.*.min.css"))
@@ -134,7 +171,10 @@ def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], di
     for name, path in material_icon_files().items():  # stable names: the stylesheet refers to them
         files[f"{ICON_FOLDER}{name}.svg"] = path.read_bytes()
     for logical, path in sorted(sources.items()):
-        data = path.read_bytes()
+        try:
+            data = read_regular(path, MAX_ASSET_BYTES)
+        except Refused as refused:
+            raise RootcauseError([refused.diagnostic(display_path(path, root))]) from None
         stem, dot, suffix = logical.rpartition(".")
         name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
         names[logical] = name
@@ -176,8 +216,9 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     catalog = project.catalog
     config = catalog.config
     content_pages, content_problems = load_content(root)
-    if content_problems:
-        raise RootcauseError(content_problems)
+    theme_problems = theme_files(root, config)[1]
+    if content_problems or theme_problems:
+        raise RootcauseError(content_problems + theme_problems)
 
     asset_names, files = collect_assets(root, config)
     search_files = build_search_files(catalog)
@@ -223,7 +264,7 @@ def _render_stamp(root: Path, config, asset_names: dict, tabs: list) -> str:
     from .render import theme_folder
 
     folders = [theme_folder() / "templates"] + ([root / config.theme / "templates"] if config.theme else [])
-    stats = [(str(p), p.stat().st_mtime_ns) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))]
+    stats = [(str(p), os.lstat(p).st_mtime_ns) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))]
     return repr((config.model_dump_json(), sorted(asset_names.items()), stats, tabs))
 
 

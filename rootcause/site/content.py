@@ -9,6 +9,7 @@ tests/test_markdown.py checks that both give the same HTML for every prose field
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,19 +20,31 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ..errors import Diagnostic, display_path
+from ..files import is_inside
 from ..located_yaml import load_yaml, read_text
+from ..text import markdown_images
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
-#: the CommonMark rules without raw HTML (html_block, html_inline), plus tables: as `_md`
+#: images are off too: no request may leave the site (`check` refuses them with E018; should
+#: one get through, `![alt](src)` renders as "!" and a link, which loads nothing)
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table").disable("image")
+#: the CommonMark rules without raw HTML (html_block, html_inline) and images, plus tables: as `_md`
 _FAST_RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
-               "autolink", "backticks", "emphasis", "entity", "escape", "image", "link", "newline", "table"]
+               "autolink", "backticks", "emphasis", "entity", "escape", "link", "newline", "table"]
 _fast = markdown_it_pyrs.MarkdownIt("zero").enable_many(_FAST_RULES)
+#: the only attribute either renderer writes a style into (aligned table columns): a class
+#: instead, so pages hold no inline style and work under the `style-src 'self'` policy. Raw HTML
+#: is off, so this text can only come from the renderer (a writer's quote is `&quot;`).
+_ALIGN = re.compile(r' style="text-align:(left|right|center)"')
+
+
+def _no_inline_style(html: str) -> str:
+    return _ALIGN.sub(r' class="rc-align-\1"', html) if ' style="' in html else html
 
 
 @lru_cache(maxsize=8192)
 def markdown(text: str) -> Markup:
     """Block Markdown → safe HTML."""
-    return Markup(_fast.render(text or ""))
+    return Markup(_no_inline_style(_fast.render(text or "")))
 
 
 @lru_cache(maxsize=32768)
@@ -39,8 +52,8 @@ def inline(text: str) -> Markup:
     """One paragraph of Markdown without the <p>: for titles, table cells, list items."""
     html = _fast.render(text or "")
     if html.startswith("<p>") and html.endswith("</p>\n") and html.count("<p>") == 1:
-        return Markup(html[3:-5])
-    return Markup(_md.renderInline(text or ""))  # block syntax (a leading "1." or "#"): keep it inline
+        return Markup(_no_inline_style(html[3:-5]))
+    return Markup(_no_inline_style(_md.renderInline(text or "")))  # block syntax (a leading "1." or "#"): keep it inline
 
 
 @dataclass
@@ -58,7 +71,11 @@ class ContentPage:
 
 def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
     pages, problems = [], []
-    for path in sorted((root / "content").glob("*.md")):
+    folder = root / "content"
+    if os.path.lexists(folder) and not is_inside(root, folder):
+        return [], [Diagnostic("content/", 1, 1, "E008", "the content/ folder is a symbolic link leading out of the project",
+                               "make content/ a real folder of the project; its files are not read")]
+    for path in sorted(folder.glob("*.md")):
         shown = display_path(path, root)
         text, read_problems = read_text(path, shown)
         if text is None:
@@ -86,7 +103,25 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
                 line, col = located.where((key,), key=True)
                 problems.append(Diagnostic(shown, line + 1, col, "E040", f"unknown front matter key '{key}'",
                                            "use title, description, order or tab"))
+            wrong = _wrong_front_matter(meta)
+            for key, why in wrong:
+                line, col = located.where((key,))
+                problems.append(Diagnostic(shown, line + 1, col, "E040", f"front matter '{key}' {why}",
+                                           "order is a whole number, e.g. order: 20; title, description "
+                                           "and tab are text"))
+            if wrong:
+                continue
             body = text[end + 5:]
+            body_line = text.count("\n", 0, end + 5) + 1
+        else:
+            body_line = 1
+        images = markdown_images(body)
+        if images:
+            at = max(body.find(images[0]), 0) if images[0] else 0
+            problems.append(Diagnostic(shown, body_line + body.count("\n", 0, at), 1, "E018", f"image '{images[0][:80]}' in Markdown",
+                                       "the site loads nothing from elsewhere and holds no pictures: describe it "
+                                       "in words, or link to it with [text](address)"))
+            continue
         title = meta.get("title")
         if not title:
             heading = re.search(r"^# (.+)$", body, re.M)
@@ -97,7 +132,19 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
             title = heading.group(1).strip()
             body = body[:heading.start()] + body[heading.end():]
         pages.append(ContentPage(slug=path.stem, title=str(title), description=str(meta.get("description", "")),
-                                 body=markdown(body), order=int(meta.get("order", 100)), source=shown,
+                                 body=markdown(body), order=meta.get("order", 100), source=shown,
                                  tab=str(meta.get("tab", ""))))
     pages.sort(key=lambda p: (p.order, p.slug))
     return pages, problems
+
+
+def _wrong_front_matter(meta: dict) -> list[tuple[str, str]]:
+    wrong = []
+    order = meta.get("order", 100)
+    if isinstance(order, bool) or not isinstance(order, int) or not -10**6 <= order <= 10**6:
+        wrong.append(("order", f"must be a whole number, not {str(order)[:40]!r}"))
+    for key in ("title", "description", "tab"):
+        value = meta.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int, float))):
+            wrong.append((key, "must be text"))
+    return wrong

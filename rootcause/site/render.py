@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
 import jinja2
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ..config import SiteConfig
 from ..entries.catalog import Catalog, LoadedEntry
-from ..errors import Diagnostic
+from ..errors import Diagnostic, RootcauseError, display_path
+from ..files import Refused, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
 
@@ -138,17 +142,53 @@ def squeeze(html: str) -> str:
     return "".join(out)
 
 
+MAX_TEMPLATE_BYTES = 1 << 20
+#: shipped in a <meta> of every page (base.html): nothing loads from another host, no inline
+#: script or style runs, no plugin, no <base> (frame-ancestors cannot be set from a <meta>)
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                           "object-src 'none'; base-uri 'none'; form-action 'self'")
+
+
+class TemplateLoader(jinja2.BaseLoader):
+    """Templates by name from the site's theme folder, then the bundled one. Like jinja2's
+    FileSystemLoader (no '..' in a name), and a template must be a regular file: a symbolic link,
+    pipe or device is refused without being opened (see `rootcause.files`)."""
+
+    def __init__(self, folders: list[Path]):
+        self.folders = folders
+
+    def get_source(self, environment, template):
+        parts = jinja2.loaders.split_template_path(template)
+        for folder in self.folders:
+            path = folder.joinpath(*parts)
+            try:
+                data = read_regular(path, MAX_TEMPLATE_BYTES)
+            except FileNotFoundError:
+                continue
+            except Refused as refused:
+                raise jinja2.TemplateError(f"template {template}: {refused.message}") from None
+            try:
+                source = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise jinja2.TemplateError(f"template {template} is not UTF-8 text") from None
+            return source, str(path), lambda: True  # a Renderer lives for one build
+        raise jinja2.TemplateNotFound(template)
+
+
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
                  content_tabs: list[tuple[str, str]] = ()):
         self.config = config
         self.root = root
         folders = []
-        if config.theme:
-            folders.append(str(root / config.theme / "templates"))
-        folders.append(str(theme_folder() / "templates"))
-        self.env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(folders),
+        if config.theme:  # checked by site.yml's loader: a folder inside the project
+            folders.append(root / config.theme / "templates")
+        folders.append(theme_folder() / "templates")
+        # A theme folder comes with the site, possibly by pull request: its templates run in
+        # jinja2's sandbox, where they can read the values they are given but reach no Python
+        # internals (no `__globals__`, no `os`), so they cannot run commands during a build.
+        self.env = SandboxedEnvironment(
+            loader=TemplateLoader(folders),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
@@ -157,10 +197,9 @@ class Renderer:
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld)
         icons, sprite = _icons()
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
-                                content_tabs=list(content_tabs))
+                                content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
 
     def render(self, page: Page) -> bytes:
-        template = self.env.get_template(page.template)
         # a 404 page is served at any address, so only absolute paths work there
         root = self.config.base_path if page.absolute else page.root
 
@@ -168,7 +207,11 @@ class Renderer:
             """A site-relative target ("entries/x/") as a link relative to this page."""
             return (root + target) if (root + target) else "./"
 
-        html = template.render(page=page, link=link, root=root, **page.context)
+        try:
+            template = self.env.get_template(page.template)
+            html = template.render(page=page, link=link, root=root, **page.context)
+        except jinja2.TemplateError as exc:
+            raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
         return squeeze(html).encode("utf-8")
 
 
@@ -399,9 +442,23 @@ def check_templates(renderer: Renderer, planned: list[Page]) -> list[Diagnostic]
         seen.add(page.template)
         try:
             renderer.render(page)
-        except jinja2.TemplateSyntaxError as exc:
-            problems.append(Diagnostic(exc.filename or page.template, exc.lineno or 1, 1, "E041", exc.message or "syntax error",
-                                       "fix the template syntax"))
-        except jinja2.TemplateError as exc:
-            problems.append(Diagnostic(page.template, 1, 1, "E041", str(exc), "fix the template"))
+        except RootcauseError as error:
+            problems.extend(error.diagnostics)
     return problems
+
+
+def template_diagnostic(exc: jinja2.TemplateError, template: str, root: Path) -> Diagnostic:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        where = display_path(Path(exc.filename), root) if exc.filename else (exc.name or template)
+        return Diagnostic(where, exc.lineno or 1, 1, "E041", exc.message or "syntax error",
+                          "fix the template syntax")
+    where, line = template, 1
+    for frame in traceback.extract_tb(exc.__traceback__):  # jinja2 maps frames to template lines
+        if frame.filename.endswith(".html") and frame.lineno:
+            where, line = display_path(Path(frame.filename), root), frame.lineno
+            if where.startswith("/"):  # a bundled template: its name is enough
+                where = Path(frame.filename).name
+    if isinstance(exc, SecurityError):
+        return Diagnostic(where, line, 1, "E041", f"the template reached outside the sandbox: {exc}",
+                          "templates may use the values they are given, not Python internals")
+    return Diagnostic(where, line, 1, "E041", str(exc), "fix the template")

@@ -2,20 +2,31 @@
 
 The new site is assembled in a sibling staging folder and swapped in with one rename (an atomic
 exchange on Linux, two renames elsewhere). Files whose bytes did not change since the last build
-are hard-linked from it instead of written again, which keeps rebuilds cheap. A manifest of
-every file's hash (`.rootcause-build.json`) marks the folder as ours: a build refuses to replace
-a non-empty folder that lacks it, refuses the project folder itself or one of its parents, and
-refuses any output path that would land outside the output folder.
+are hard-linked from it instead of written again, which keeps rebuilds cheap; a file is reused
+only after its bytes on disk were compared with the new ones, so a file corrupted by hand (or by
+anything else) is written again, and `--force` reuses nothing. A manifest of every file's hash
+(`.rootcause-build.json`, written last) marks the folder as ours: a build refuses
+to replace a non-empty folder that lacks it, refuses the project folder itself or one of its
+parents, and refuses any output path that would land outside the output folder.
+
+One build at a time writes an output folder: `OutputLock` holds an exclusive `flock` on a lock
+file next to it (`.site.lock` for `site/`, never inside the folder that gets deployed); a second
+build waits for the first, then builds its own inputs. Staging folders left by killed builds
+(`.site.staging-PID` whose process is gone) are removed by the next build.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
+import time
 from pathlib import Path, PurePosixPath
 
 from ..errors import Diagnostic, RootcauseError
@@ -55,30 +66,167 @@ def safe_relative(path: str) -> str:
 
 def read_manifest(out: Path) -> dict:
     try:
-        return json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        with open(out / MANIFEST, "rb") as stream:  # a folder we wrote: a small regular file
+            data = json.loads(stream.read(64 << 20).decode("utf-8"))
     except (OSError, ValueError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def output_intact(out: Path, manifest: dict) -> bool:
+    """Is `out` as the build that wrote `manifest` left it? Every file the manifest lists is there,
+    nothing else is, each is a regular file, and none was modified after the manifest was written
+    (a build writes the manifest last). Cheap: one walk of the folder, nothing is read. A change
+    that also forges the modification time is repaired by `build --force`, which reuses nothing."""
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return False
+    try:
+        written = os.lstat(out / MANIFEST).st_mtime_ns
+    except OSError:
+        return False
+    top = os.fspath(out)
+    skip = len(top) + 1
+    stack = [top]
+    count = 0
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            return False
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                return False
+            if stat.S_ISDIR(st.st_mode):
+                stack.append(entry.path)
+                continue
+            relative = entry.path[skip:]
+            if relative == MANIFEST:
+                continue
+            if relative not in files or not stat.S_ISREG(st.st_mode) or st.st_mtime_ns > written:
+                return False
+            count += 1
+    return count == len(files)
+
+
+def _unwritable(out: Path, exc: OSError) -> RootcauseError:
+    return RootcauseError([Diagnostic(out.as_posix(), 1, 1, "E051",
+                                      f"cannot write the output folder or next to it: {exc.strerror or exc}",
+                                      "build into a folder you can write (--out DIR or 'output:' in site.yml), "
+                                      "or free some space")])
+
+
+class OutputLock:
+    """An exclusive lock on one output folder, held for a whole build (`flock` on `.NAME.lock`
+    next to the folder: released by the kernel if the build is killed)."""
+
+    def __init__(self, out: Path, wait: float = 600.0, on_wait=None):
+        self.out = out
+        self.path = out.parent / f".{out.name}.lock"
+        self.wait = wait
+        self.on_wait = on_wait
+        self.fd: int | None = None
+
+    def __enter__(self) -> "OutputLock":
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
+        deadline = time.monotonic() + self.wait
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "another process"
+                    os.close(fd)
+                    raise RootcauseError([Diagnostic(
+                        self.out.as_posix(), 1, 1, "E052",
+                        f"another build (pid {holder}) is writing this output folder; gave up after {self.wait:g}s",
+                        "wait for it to finish (or stop it), or build into another folder with --out")]) from None
+                if not told and self.on_wait is not None:
+                    self.on_wait(f"waiting for another build into {self.out} to finish…")
+                    told = True
+                time.sleep(0.05)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        except OSError:
+            pass  # the pid is only shown to whoever waits
+        self.fd = fd
+        return self
+
+    def __exit__(self, *_exc) -> bool:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+        return False
+
+
+_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?:staging|old)-(?P<pid>[0-9]+)$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Staging (and half-swapped old) folders of `out` left by builds that were killed: removed
+    when their process is gone. Called with the output's lock held."""
+    removed = []
+    try:
+        siblings = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for entry in siblings:
+        match = _LEFTOVER.match(entry.name)
+        if not match or match["name"] != out.name:
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or _alive(pid) or not entry.is_dir(follow_symlinks=False):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
 
 
 class SiteWriter:
     """Writes files into a staging folder as they are produced, then swaps it in by `commit()`.
 
     Streaming keeps memory flat in the size of the site; until `commit()`, the previous site is
-    untouched, and leaving the `with` block on an exception removes the staging folder.
+    untouched, and leaving the `with` block on an exception removes the staging folder. The
+    caller holds the output's `OutputLock`. With `reuse=False` every file is written anew.
     """
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, reuse: bool = True):
         self.out = out.resolve()
-        self.previous = read_manifest(self.out).get("files", {}) if self.out.is_dir() else {}
+        self.previous = read_manifest(self.out).get("files", {}) if reuse and self.out.is_dir() else {}
+        if not isinstance(self.previous, dict):
+            self.previous = {}
         self.staging = self.out.parent / f".{self.out.name}.staging-{os.getpid()}"
         self.digests: dict[str, str] = {}
         self.written = self.reused = 0
         self._dirs: set[Path] = set()
 
     def __enter__(self) -> "SiteWriter":
-        if self.staging.exists():
-            shutil.rmtree(self.staging)
-        self.staging.mkdir(parents=True)
+        try:
+            if os.path.lexists(self.staging):
+                shutil.rmtree(self.staging)
+            self.staging.mkdir(parents=True)
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
         self._dirs.add(self.staging)
         return self
 
@@ -95,28 +243,56 @@ class SiteWriter:
         digest = _digest(data)
         self.digests[relative] = digest
         target = self.staging / relative
-        if target.parent not in self._dirs:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._dirs.add(target.parent)
-        if self.previous.get(relative) == digest:
-            try:
-                os.link(self.out / relative, target)
+        try:
+            if target.parent not in self._dirs:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(target.parent)
+            if self.previous.get(relative) == digest and self._link_if_same(self.out / relative, target, data):
                 self.reused += 1
                 return
-            except OSError:
-                pass
-        target.write_bytes(data)
+            target.write_bytes(data)
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
         self.written += 1
+
+    @staticmethod
+    def _link_if_same(source: Path, target: Path, data: bytes) -> bool:
+        """Hard-link the previous build's file if it holds exactly `data` now (the manifest says
+        what was written, not what is there: the bytes are compared)."""
+        try:
+            fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            return False
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+                return False
+            with os.fdopen(os.dup(fd), "rb") as stream:
+                if stream.read(len(data) + 1) != data:
+                    return False
+            try:
+                os.link(source, target, follow_symlinks=False)
+            except OSError:
+                return False
+            if os.lstat(target).st_ino != st.st_ino:  # replaced between the check and the link
+                os.unlink(target)
+                return False
+            return True
+        finally:
+            os.close(fd)
 
     def commit(self, extra: dict | None = None) -> None:
         manifest = {"files": dict(sorted(self.digests.items())), **(extra or {})}
-        (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
-        _swap(self.staging, self.out)
+        try:
+            (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
+            _swap(self.staging, self.out)
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
 
 
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None) -> tuple[int, int]:
     """Replace `out` with exactly `files`. Returns (files written, files reused from the last build)."""
-    with SiteWriter(out) as writer:
+    with OutputLock(out.resolve()), SiteWriter(out) as writer:
         for path in sorted(files):
             writer.add(path, files[path])
         writer.commit(extra)

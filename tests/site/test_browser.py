@@ -161,6 +161,69 @@ def test_pages_of_every_kind_load_cleanly(open_context, server, tmp_path_factory
         assert page.locator("h1").count() == 1, path
 
 
+def page_of_each_kind(site) -> list[str]:
+    """Two pages of each kind (hub pages of one kind share a template), as in the test above."""
+    pages, per_kind = [], {}
+    for path in site_pages(site):
+        kind = path.split("/")[0] if path.count("/") == 2 and not path.startswith("entries/") else path
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+        if per_kind[kind] <= 2:
+            pages.append(path)
+    return pages
+
+
+@pytest.fixture(scope="session")
+def meta_only_server(tmp_path_factory):
+    """The same site, served with no Content-Security-Policy header: only the pages' <meta>."""
+    with fixture_server(tmp_path_factory, csp=None) as running:
+        yield running
+
+
+def test_every_kind_of_page_is_held_to_its_own_meta_policy_and_satisfies_it(browser, meta_only_server,
+                                                                           tmp_path_factory):
+    """A self-hoster who sets no header still gets the policy: each page carries it in a <meta>
+    that the browser enforces (an inline style attribute, an inline script and a foreign image
+    added to the page are all blocked), and no page, the 404 page included, violates it."""
+    server = meta_only_server
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(TIMEOUT)
+    recorder = Recorder(context, server.origin)
+    context.add_init_script("document.addEventListener('securitypolicyviolation', function (e) {"
+                            " console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI); });")
+    try:
+        page = context.new_page()
+        paths = page_of_each_kind(fixture_site(tmp_path_factory)) + ["no/such/page/"]
+        assert "coverage/index.html" in paths and "contributing/index.html" in paths  # bars, aligned table
+        for path in paths:
+            response = page.goto(server.url(path.removesuffix("index.html")))
+            assert "content-security-policy" not in response.headers
+            assert page.locator('meta[http-equiv="Content-Security-Policy"]').get_attribute("content") == CSP, path
+            assert page.locator("h1").count() == 1, path
+        assert sorted(recorder.problems) == sorted([
+            "HTTP 404: " + server.url("no/such/page/"),
+            "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"])
+        recorder.problems.clear()
+        page.evaluate("""() => {
+            document.body.insertAdjacentHTML('beforeend', '<p id="rc-styled" style="color: rgb(255, 0, 0)">x</p>');
+            const s = document.createElement('script'); s.textContent = 'window.inline = 1'; document.body.appendChild(s);
+            const i = document.createElement('img'); i.src = 'https://example.invalid/pixel.png'; document.body.appendChild(i);
+        }""")
+        for _ in range(100):
+            if len(recorder.problems) >= 3:
+                break
+            page.wait_for_timeout(50)
+        assert page.evaluate("() => window.inline") is None
+        assert page.evaluate("() => getComputedStyle(document.getElementById('rc-styled')).color") != "rgb(255, 0, 0)"
+        seen = " ".join(recorder.problems)
+        for directive in ("style-src", "script-src", "img-src"):
+            assert f"CSP violation: {directive}" in seen, recorder.problems
+        recorder.problems.clear()
+        recorder.requests.clear()
+    finally:
+        context.close()
+    recorder.check()
+
+
 def test_every_link_to_the_site_resolves(server, tmp_path_factory):
     """Every <a>, <link> and <script> address of every page (relative or absolute) names a file."""
     from urllib.parse import urljoin
