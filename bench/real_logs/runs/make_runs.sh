@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Re-makes every <name>.log in this folder from the scripts in scripts/.
+#
+#   /usr/bin/python3 -m venv /opt/venv && /opt/venv/bin/pip install torch==2.13.0 numpy
+#   bash bench/real_logs/runs/make_runs.sh            # all runs
+#   bash bench/real_logs/runs/make_runs.sh rank_sigkill healthy_warnings   # some
+#
+# The runs use a neutral layout, so the logs show no path of the machine that made them:
+# scripts/ is copied to /workspace/scripts, every run starts in /workspace, torch lives in the
+# virtualenv /opt/venv (TORCHRUN and PY can be overridden), and the scripts' data and temp
+# files go to /workspace/data (TMPDIR). The paths in the logs are those of the run: /workspace,
+# /opt/venv and the system Python's /usr/lib/python3.11 (the venv is made from /usr/bin/python3,
+# not from a pyenv or other Python under a home folder, whose stdlib paths would show).
+#
+# Every run is `torchrun --nproc_per_node N --tee 3 --master_port P scripts/X.py ARGS` on CPU
+# with the gloo backend, from /workspace; stdout and stderr go, combined and unedited, to
+# <name>.log in this folder.
+# After each run scripts/check_log.py checks that the log shows what <name>.yaml describes
+# (exit status, the rank torchrun names as root cause, the key lines); a few runs involve a
+# race or a flaky crash in torch itself, so a run is repeated (up to TRIES times) until it does.
+# torch is not a dependency of rootcause; it is only used here.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TORCHRUN=${TORCHRUN:-/opt/venv/bin/torchrun}
+PY=${PY:-/opt/venv/bin/python}
+WORKSPACE=/workspace
+mkdir -p "$WORKSPACE/data"
+rm -rf "$WORKSPACE/scripts"
+cp -r "$HERE/scripts" "$WORKSPACE/scripts"
+cd "$WORKSPACE"
+export TMPDIR=$WORKSPACE/data
+# a clean baseline: only the runs that set these get them
+unset OMP_NUM_THREADS TORCH_DISTRIBUTED_DEBUG TORCH_CPP_LOG_LEVEL TORCH_SHOW_CPP_STACKTRACES
+export PYTHONWARNINGS=
+ONLY=("$@")
+FAILED=()
+
+want() {
+  [ ${#ONLY[@]} -eq 0 ] && return 0
+  local n; for n in "${ONLY[@]}"; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+
+# run NAME NPROC PORT TRIES "CHECK-ARGS" [VAR=VALUE ...] -- SCRIPT [ARGS ...]
+run() {
+  local name=$1 nproc=$2 port=$3 tries=$4 check=$5; shift 5
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  want "$name" || return 0
+  local i rc
+  for ((i = 1; i <= tries; i++)); do
+    env "${envs[@]}" timeout 120 "$TORCHRUN" --nproc_per_node "$nproc" --tee 3 \
+      --master_port "$port" "$@" > "$HERE/$name.log" 2>&1
+    rc=$?
+    # shellcheck disable=SC2086
+    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
+      echo "ok    $name (rc=$rc, try $i)"
+      return 0
+    fi
+    echo "retry $name (rc=$rc, try $i)"
+  done
+  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
+  FAILED+=("$name")
+}
+
+# ---- failing runs: the script decides which rank fails first (--fail-rank) ----------------
+run rank_indexerror 3 29611 2 "--root-rank 1 --has 'IndexError: list index out of range'" \
+  -- scripts/rank_indexerror.py --fail-rank 1
+run rank_keyerror_config 4 29612 2 "--root-rank 2 --has \"KeyError: 'micro_batch'\"" \
+  -- scripts/rank_keyerror_config.py --fail-rank 2
+run rank_valueerror 2 29613 2 "--root-rank 1 --has 'ValueError: found 1 labels outside'" \
+  -- scripts/rank_valueerror.py --fail-rank 1
+run rank_assertion 4 29614 2 "--root-rank 3 --has 'AssertionError: expected micro-batch of 4'" \
+  -- scripts/rank_assertion.py --fail-rank 3
+run rank_zerodivision 3 29615 2 "--root-rank 2 --has 'ZeroDivisionError: float division by zero'" \
+  -- scripts/rank_zerodivision.py --fail-rank 2
+run rank_filenotfound 4 29616 2 "--root-rank 1 --has 'FileNotFoundError: [Errno 2]'" \
+  -- scripts/rank_filenotfound.py --fail-rank 1
+run rank_matmul_shape 3 29617 2 "--root-rank 0 --has 'mat1 and mat2 shapes cannot be multiplied'" \
+  -- scripts/rank_matmul_shape.py --fail-rank 0
+run rank_sigkill 3 29618 2 "--root-rank 1 --has 'Signal 9 (SIGKILL)'" \
+  -- scripts/rank_sigkill.py --fail-rank 1
+run dataloader_worker_killed 2 29619 2 "--root-rank 1 --has 'is killed by signal: Killed.'" \
+  -- scripts/dataloader_worker_killed.py --fail-rank 1
+run state_dict_module_prefix 3 29620 2 "--root-rank 0 --has 'Unexpected key(s) in state_dict: \"module.'" \
+  -- scripts/state_dict_module_prefix.py --fail-rank 0
+run state_dict_orig_mod_prefix 4 29621 2 "--root-rank 2 --has 'Unexpected key(s) in state_dict: \"_orig_mod.'" \
+  -- scripts/state_dict_orig_mod_prefix.py --fail-rank 2
+run ddp_unused_parameters 3 29622 2 "--root-rank 0 --has 'Expected to have finished reduction in the prior iteration'" \
+  -- scripts/ddp_unused_parameters.py --fail-rank 0
+run mismatched_collectives 3 29623 2 "--has 'Rank 2 is running collective: CollectiveFingerPrint(SequenceNumber=2, OpType=ALLGATHER'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/mismatched_collectives.py --fail-rank 2
+run anomaly_nan 4 29624 2 "--root-rank 3 --has \"Function 'SqrtBackward0' returned nan values in its 0th output\"" \
+  -- scripts/anomaly_nan.py --fail-rank 3
+run not_initialized 3 29625 2 "--root-rank 1 --has 'Default process group has not been initialized'" \
+  -- scripts/not_initialized.py --fail-rank 1
+run rank_sys_exit 4 29626 2 "--root-rank 2 --has 'exitcode  : 3 '" \
+  -- scripts/rank_sys_exit.py --fail-rank 2
+run nonfinite_grad_norm 3 29627 2 "--root-rank 2 --has 'is non-finite, so it cannot be clipped'" \
+  -- scripts/nonfinite_grad_norm.py --fail-rank 2
+run gradscaler_unscale_twice 2 29628 4 "--root-rank 1 --has 'unscale_() has already been called' --lacks 'terminate called'" \
+  -- scripts/gradscaler_unscale_twice.py --fail-rank 1
+run thread_exception_timeout 3 29629 2 "--root-rank-not 1 --has 'JSONDecodeError' --has 'Timed out waiting 10000ms'" \
+  -- scripts/thread_exception_timeout.py --fail-rank 1 --timeout 10
+run hang_barrier_timeout 4 29630 2 "--root-rank-not 0 --has 'Timed out waiting 10000ms'" \
+  -- scripts/hang_barrier_timeout.py --fail-rank 0 --timeout 10
+run late_cause_after_timeout 3 29631 3 "--root-rank 1 --before 'Timed out waiting 8000ms' 'TimeoutError: shard 00001'" \
+  -- scripts/late_cause_after_timeout.py --fail-rank 1 --timeout 8 --cleanup 5
+run eval_late_error 3 29644 3 "--root-rank 0 --before 'Timed out waiting 6000ms' 'TypeError: unsupported format string'" \
+  -- scripts/eval_late_error.py --fail-rank 0 --timeout 6 --eval-seconds 9 --cleanup 5
+run root_cause_misnamed 4 29632 3 "--root-rank-not 2 --has 'retrying (3/3)' --lacks 'TimeoutError: shard'" \
+  -- scripts/late_cause_after_timeout.py --fail-rank 2 --timeout 8 --cleanup 0
+run warnings_then_sigkill 4 29633 2 "--root-rank 3 --has 'Signal 9 (SIGKILL)' --has 'find_unused_parameters=True was specified'" \
+  -- scripts/warnings_then_failure.py --fail-rank 3 --mode sigkill
+run warnings_then_indexerror 2 29634 2 "--root-rank 1 --has 'IndexError: list index out of range' --has 'DeprecationWarning'" \
+  -- scripts/warnings_then_failure.py --fail-rank 1 --mode indexerror
+run custom_exception_crash_report 4 29635 2 "--root-rank 2 --has 'CorruptBatchError: invalid checksum'" \
+  -- scripts/custom_exception_crash_report.py --fail-rank 2
+# the survivor aborts in teardown (a flaky crash of torch 2.13 CPU) and exits before the
+# failing rank, so torchrun names the survivor; repeated until that happens
+run survivor_sigabrt 2 29636 30 "--root-rank 0 --has 'terminate called without an active exception' --has 'IndexError: list index out of range'" \
+  -- scripts/rank_indexerror.py --fail-rank 1
+
+# ---- failing runs where no rank is singled out by the script ----------------------------
+# port already in use: a first job holds the port, a second torchrun is started on it
+if want port_in_use; then
+  "$TORCHRUN" --nproc_per_node 2 --tee 3 --master_port 29637 scripts/sleeper.py --seconds 20 \
+    > "$WORKSPACE/data/port-holder.log" 2>&1 &
+  holder=$!
+  for _ in $(seq 60); do grep -q "holding the rendezvous port" "$WORKSPACE/data/port-holder.log" && break; sleep 0.5; done
+  run port_in_use 2 29637 1 "--has 'EADDRINUSE'" -- scripts/rank_valueerror.py --fail-rank 1
+  wait "$holder"
+fi
+run detail_debug_segfault 3 29638 2 "--has 'SIGSEGV'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/healthy_ddp.py
+run teardown_abort 3 29639 30 "--has 'terminate called without an active exception' --has 'SIGABRT' --has 'done, rank sum 3'" \
+  TORCH_DISTRIBUTED_DEBUG=INFO TORCH_CPP_LOG_LEVEL=INFO -- scripts/healthy_ddp.py
+
+# ---- healthy runs with benign, scary-looking output ------------------------------------
+run healthy_find_unused 2 29640 3 "--exit zero --has 'find_unused_parameters=True was specified'" \
+  -- scripts/healthy_ddp.py --extras unused
+run healthy_debug_info 3 29641 6 "--exit zero --has 'DDP Initialized with'" \
+  TORCH_DISTRIBUTED_DEBUG=INFO TORCH_CPP_LOG_LEVEL=INFO -- scripts/healthy_ddp.py --extras unused
+run healthy_warnings 4 29642 3 "--exit zero --has 'suggested max number of worker' --lacks 'OMP_NUM_THREADS'" \
+  OMP_NUM_THREADS=1 -- scripts/healthy_ddp.py --extras warnings
+run healthy_handled_errors 2 29643 3 "--exit zero --has 'loss is nan, skipping batch' --has 'FileNotFoundError'" \
+  -- scripts/healthy_ddp.py --extras handled
+
+if [ ${#FAILED[@]} -gt 0 ]; then
+  echo "runs whose log does not match: ${FAILED[*]}" >&2
+  exit 1
+fi
