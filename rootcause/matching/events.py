@@ -58,6 +58,8 @@ ANCHORS: tuple[str, ...] = (
     "WorkNCCL(SeqNum=",
     "Setting OMP_NUM_THREADS environment variable for each process",
     "WORLD INFO DICT:",
+    " ERROR ",
+    "[ERROR]",
     "are the lagging ranks",
     "joined but didn't finish collective #",
     "but didn't join collective #",
@@ -89,6 +91,8 @@ RULES: list[tuple[str, str]] = [
     ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?(.{0,2000})$"),
     # a launcher that starts its workers: it reports every failed worker when the job ends
     ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
+    # a logging record at error level: its timestamp dates the traceback it introduces
+    ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
     ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
     ("lagging", r"ranks \[([0-9][0-9, ]{0,2000})\] are the lagging ranks"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] joined but didn't finish collective #([0-9]{1,20})"),

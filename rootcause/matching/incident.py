@@ -35,6 +35,7 @@ MAX_LAUNCHER_RECORDS = 256
 MAX_STREAMS = 4096
 MESSAGE_LINES = 12          # lines after an error line that may still be its message
 MAX_TEXT = 500
+TIME_BEFORE_TRACEBACK = 2   # lines between a timestamped record and the traceback it introduces
 INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log"
 
 #: an unexplained error whose text says it is waiting on, or reporting, a failure elsewhere
@@ -93,6 +94,7 @@ class _Stream:
     traceback_start: int = 0
     last_frame: str | None = None
     last_line: int = 0
+    last_time: tuple[str, int] | None = None   # the latest timestamp this stream printed, and where
     chained: bool = False
     group: int = 0
 
@@ -135,6 +137,8 @@ class LogModel:
         if line.rank is not None:
             self.ranks_seen.add(line.rank)
         state = self._stream(line)
+        if line.time:
+            state.last_time = (line.time, number)
         if kind == "traceback":
             if not state.chained:
                 self._groups += 1
@@ -213,6 +217,9 @@ class LogModel:
         failure = self._failure(number, line, "exception", f"{name}: {message}" if message else name)
         failure.location = state.last_frame
         failure.start = state.traceback_start if state.traceback_open else number
+        if failure.time is None and state.last_time is not None and line.stream \
+                and 0 <= failure.start - state.last_time[1] <= TIME_BEFORE_TRACEBACK:
+            failure.time = state.last_time[0]   # a logger's record introduced the traceback
         failure.group = state.group
         failure.end = number
         for other in self.failures:       # a chain: the group now reaches this line
@@ -351,7 +358,12 @@ def unknown_causes(model: LogModel) -> list[Failure]:
         if not failure.stream and failure.key() in named_texts:
             continue
         key = (failure.stream, failure.key())
-        kept.setdefault(key, failure)
+        if key not in kept:
+            kept[key] = failure
+        elif kept[key].time is None and failure.time:
+            # the same error printed twice by one process (logged, then raised): the copy a
+            # logger timestamped dates the first
+            kept[key].time = failure.time
     return sorted(kept.values(), key=lambda f: f.line)
 
 

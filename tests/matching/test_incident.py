@@ -184,3 +184,18 @@ def test_json_report_has_the_documented_fields():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for field in data:
         assert f"`{field}`" in readme, f"README's report table does not document {field}"
+
+
+def test_timestamps_outweigh_print_order_and_the_launchers_report(diagnose):
+    """Rank 1 fails first (its logger's timestamp), but its buffered lines are printed after rank
+    0's, and torchrun names rank 0: the timestamps decide."""
+    log = RUNS / "buffered_log_sigterm.log"
+    text = log.read_text(encoding="utf-8")
+    assert text.index("RuntimeError: checkpoint shard 0") < text.index("ValueError: tokenizer returned")
+    report = diagnose(log)
+    assert [r["rank"] for r in report["launcher"] if r["root"]] == [0]
+    first = report["first_failure"]
+    assert first["rank"] == meta(log)["first_rank"] == 1
+    assert first["text"] == "ValueError: tokenizer returned 0 tokens for sample 71"
+    assert first["evidence"][0].startswith("its own timestamp (2026-12-01 11:07:19,236) is the earliest")
+    assert any("names rank 0 instead" in e for e in first["evidence"])

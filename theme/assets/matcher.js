@@ -166,6 +166,7 @@
 
   // -- the log model (rootcause/matching/incident.py: LogModel) ---------------------------------
   var MAX_FAILURES = 200, MAX_LAUNCHER_RECORDS = 256, MAX_STREAMS = 4096, MESSAGE_LINES = 12, MAX_TEXT = 500;
+  var TIME_BEFORE_TRACEBACK = 2;
   var INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log";
   var CONSEQUENCE_HINTS = new RegExp(
     "Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|" +
@@ -190,7 +191,8 @@
   LogModel.prototype.stream = function (line) {
     var state = this.streams.get(line.stream);
     if (!state) {
-      state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, lastLine: 0, chained: false, group: 0 };
+      state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, lastLine: 0,
+                lastTime: null, chained: false, group: 0 };
       if (this.streams.size < MAX_STREAMS) this.streams.set(line.stream, state);
     }
     return state;
@@ -206,6 +208,7 @@
   LogModel.prototype.feed = function (number, line, kind, groups) {
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
+    if (line.time) state.lastTime = [line.time, number];
     if (kind === "traceback") {
       if (!state.chained) { this.groups++; state.group = this.groups; }
       state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
@@ -275,6 +278,10 @@
     var failure = this.failure(number, line, "exception", message ? name + ": " + message : name);
     failure.location = state.lastFrame;
     failure.start = state.tracebackOpen ? state.tracebackStart : number;
+    if (failure.time === null && state.lastTime && line.stream &&
+        failure.start - state.lastTime[1] >= 0 && failure.start - state.lastTime[1] <= TIME_BEFORE_TRACEBACK) {
+      failure.time = state.lastTime[0];
+    }
     failure.group = state.group;
     failure.end = number;
     this.failures.forEach(function (other) { if (other.group === failure.group && other.stream === failure.stream) other.end = number; });
@@ -369,6 +376,7 @@
       if (!failure.stream && named.has(failure.kind + "\u0000" + failure.text)) return;
       var key = failure.stream + "\u0000" + failure.kind + "\u0000" + failure.text;
       if (!kept.has(key)) kept.set(key, failure);
+      else if (kept.get(key).time === null && failure.time) kept.get(key).time = failure.time;
     });
     return Array.from(kept.values()).sort(byLine);
   }

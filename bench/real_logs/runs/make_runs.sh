@@ -122,6 +122,9 @@ run custom_exception_crash_report 4 29635 2 "--root-rank 2 --has 'CorruptBatchEr
 run survivor_sigabrt 2 29636 30 "--root-rank 0 --has 'terminate called without an active exception' --has 'IndexError: list index out of range'" \
   -- scripts/rank_indexerror.py --fail-rank 1
 
+run buffered_log_sigterm 2 29645 3 "--root-rank 0 --has 'ValueError: tokenizer returned 0 tokens' --before 'RuntimeError: checkpoint shard 0' 'ValueError: tokenizer returned'" \
+  -- scripts/buffered_log_sigterm.py --fail-rank 1 --other-rank 0 --fail-step 2
+
 # ---- failing runs where no rank is singled out by the script ----------------------------
 # port already in use: a first job holds the port, a second torchrun is started on it
 if want port_in_use; then
