@@ -65,6 +65,15 @@ ANCHORS: tuple[str, ...] = (
     "but didn't join collective #",
 )
 
+#: the anchors and kinds of Python and C++ errors: once the log model holds as many failures as
+#: it keeps, it ignores these and the scanner stops looking for them (see scanner.SATURATION_CHECK)
+EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', "File ~", "File /", "\u2502 /",
+                               "\u2502 ~", "The above exception was the direct cause",
+                               "During handling of the above exception", "Error", "Exception", "KeyboardInterrupt",
+                               "SystemExit", "terminate called after throwing",
+                               "terminate called without an active exception", "what():", "Fatal Python error"))
+EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what", "fatal"})
+
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
 
 #: (kind, regex searched in the line's text); the first rule that matches decides

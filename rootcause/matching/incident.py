@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .events import fingerprints, time_key
+from .events import EXCEPTION_KINDS, fingerprints, time_key
 from .logline import LogLine
 
 MAX_FAILURES = 200          # error events kept (the earliest); the rest are only counted
@@ -133,7 +133,15 @@ class LogModel:
             self.failures_dropped += 1
         return failure
 
+    @property
+    def saturated(self) -> bool:
+        """As many failures as are kept: error lines are ignored from here on (the scanner then
+        stops looking for them, at the same line in Python and in the browser)."""
+        return len(self.failures) >= MAX_FAILURES
+
     def feed(self, number: int, line: LogLine, kind: str, groups: tuple) -> None:
+        if kind in EXCEPTION_KINDS and self.saturated:
+            return
         if line.rank is not None:
             self.ranks_seen.add(line.rank)
         state = self._stream(line)

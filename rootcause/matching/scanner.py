@@ -20,7 +20,7 @@ from typing import BinaryIO, Iterable
 import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
-from .events import recognise
+from .events import EXCEPTION_ANCHORS, recognise
 from .incident import LogModel
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import Compiled, escape
@@ -35,6 +35,12 @@ MAX_LINES_SHOWN = 12
 WRAP = r"(?:[ \t]+|[ \t]*\n[ \t]*)"
 #: a line this long or longer may continue on the next line (wrapped without a space at the end)
 MIN_WRAPPED = 40
+#: Saturation. A signature whose bucket is full, and the error events once the log model keeps
+#: no more failures, gain nothing from further lines: their anchors leave the prefilter, so a
+#: log in which most lines match scans at the speed of one in which few do. The prefilter is
+#: rebuilt at the first candidate line past a multiple of this many lines (a line number, not a
+#: byte offset, so that the browser, which reads the log differently, rebuilds at the same line).
+SATURATION_CHECK = 1 << 16
 
 
 @dataclass
@@ -86,12 +92,46 @@ class Scanner:
         options = re2.Options()
         options.max_mem = 512 << 20
         options.log_errors = False
-        alternation = prefilter_regex(list(self.index.anchors) + list(EVENT_ANCHORS))
-        self.prefilter = re2.compile(alternation.encode(), options)
+        self._options = options
+        self.prefilter = self._compile(list(self.index.anchors) + list(EVENT_ANCHORS))
+        self._full = self.prefilter
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
+        self._anchors_of: dict[int, list[str]] = {}
+        for anchor, sigs in zip(self.index.anchors, self.index.by_anchor):
+            for sig in sigs:
+                self._anchors_of.setdefault(id(sig), []).append(anchor)
+
+    def _compile(self, anchors: list[str]):
+        return re2.compile(prefilter_regex(anchors).encode(), self._options) if anchors else None
+
+    def _reset(self) -> None:
+        """Per scan: every anchor live again."""
+        self.prefilter = self._full
+        self._saturated: set[int] = set()
+        self._dead: set[str] = set()
+        self._pending = False
+        self._next_check = SATURATION_CHECK
+        self._exceptions_dead = False
+
+    def _saturate(self, sig: CompiledSignature, per_signature: dict) -> None:
+        self._saturated.add(id(sig))
+        for anchor in self._anchors_of.get(id(sig), ()):
+            if anchor not in self._dead and all(id(s) in self._saturated
+                                                for s in self.index.by_anchor[self.index.position[anchor]]):
+                self._dead.add(anchor)
+                self._pending = True
+
+    def _rebuild(self, model: LogModel) -> None:
+        """The prefilter without the anchors that can no longer add anything."""
+        self._exceptions_dead = model.saturated
+        events = [a for a in EVENT_ANCHORS if not (self._exceptions_dead and a in EXCEPTION_ANCHORS)]
+        live = sorted({a for a in self.index.anchors if a not in self._dead} | set(events))
+        self.prefilter = self._compile(live)
+        self._pending = False
 
     # -- scanning -------------------------------------------------------------------------------
     def scan_paths(self, paths: Iterable[str | Path]) -> Report:
+        self._reset()
         report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
         offset = 0
@@ -102,6 +142,7 @@ class Scanner:
         return report
 
     def scan_text(self, text: str) -> Report:
+        self._reset()
         report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
         self._scan_stream(io.BytesIO(text.encode()), report, per_signature, 0)
@@ -143,15 +184,20 @@ class Scanner:
     def _scan_block(self, data: bytes, end: int, line_number: int, report: Report, per_signature: dict) -> int:
         """Find candidate lines in data[:end] (whole lines only); return the next line number."""
         position = 0
-        search = self.prefilter.search
-        while True:
-            match = search(data, position, end)
+        while self.prefilter is not None:
+            match = self.prefilter.search(data, position, end)
             if match is None:
                 break
             start = data.rfind(b"\n", 0, match.start()) + 1
+            line_number += data.count(b"\n", position, start)
+            position = start
+            if line_number >= self._next_check:
+                self._next_check = (line_number // SATURATION_CHECK + 1) * SATURATION_CHECK
+                if self._pending or (report.model.saturated and not self._exceptions_dead):
+                    self._rebuild(report.model)
+                    continue   # look again from this line with the smaller prefilter
             # a wrapped anchor spans line breaks: the candidate is every line it touches
             stop = data.find(b"\n", max(match.end() - 1, match.start()), end)
-            line_number += data.count(b"\n", position, start)
             raw = data[start:stop]
             if raw.count(b"\n") > 1:   # wrapped over more than two lines: the first two (as the browser)
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
@@ -171,7 +217,7 @@ class Scanner:
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self.index.candidates(line.text)
         if candidates and following is not None and b"\n" not in raw and len(line.text) >= MIN_WRAPPED \
-                and self.prefilter.search(following) is None and not any(
+                and (self.prefilter is None or self.prefilter.search(following) is None) and not any(
                 sig.step_regexes[0].search(line.text) or any(r.search(line.text) for r in sig.step_regexes[1:])
                 for sig in candidates):
             joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
@@ -181,13 +227,16 @@ class Scanner:
             event = recognise(line.text)
             if event is not None:
                 report.model.feed(number, line, *event)
-        if not candidates:
-            return
-        report.hit_lines[number] = line
+        kept = False
         for sig in candidates:
             bucket = per_signature.setdefault(id(sig), [])
             if len(bucket) < MAX_HITS_PER_SIGNATURE:
                 bucket.append((number, line))
+                kept = True
+                if len(bucket) == MAX_HITS_PER_SIGNATURE:
+                    self._saturate(sig, per_signature)
+        if kept:   # a line no bucket has room for is not kept either: memory stays bounded
+            report.hit_lines[number] = line
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()

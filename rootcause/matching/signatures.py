@@ -163,6 +163,7 @@ class AnchorIndex:
         self.anchors: list[str] = []
         self.by_anchor: list[list[CompiledSignature]] = []
         position: dict[str, int] = {}
+        self.position = position   # anchor → its index
         for sig in signatures:
             for step in sig.steps + sig.unless:
                 if step.anchor not in position:

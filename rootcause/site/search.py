@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING
 from ..entries.terms import entry_weights
 from ..matching.logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
 from ..matching.events import ANCHORS as EVENT_ANCHORS
-from ..matching.events import FINGERPRINT
+from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
 from ..matching.events import rules_for_javascript as event_rules
-from ..matching.scanner import MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE, MIN_WRAPPED
+from ..matching.incident import MAX_FAILURES
+from ..matching.scanner import (MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE, MIN_WRAPPED,
+                                SATURATION_CHECK)
 from ..text import DECORATION_RULES, STOPWORDS, plain, terms, tokens
 
 if TYPE_CHECKING:
@@ -138,6 +140,8 @@ def build_signature_file(catalog: Catalog) -> bytes:
         "decoration": DECORATION_RULES,
         "events": event_rules(),
         "event_anchors": list(EVENT_ANCHORS),
+        "exception_anchors": sorted(EXCEPTION_ANCHORS),
+        "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
         "signatures": [sig.as_json() for sig in catalog.signatures()],
         "entries": entries,
@@ -145,7 +149,7 @@ def build_signature_file(catalog: Catalog) -> bytes:
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
-                   "min_wrapped": MIN_WRAPPED},
+                   "min_wrapped": MIN_WRAPPED, "saturation_check": SATURATION_CHECK, "max_failures": MAX_FAILURES},
     })
 
 

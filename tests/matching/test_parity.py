@@ -139,6 +139,11 @@ LOGS: dict[str, str] = {
                              *[size_mismatch(f"model.layers.{i}.mlp.down_proj.weight") for i in range(30)]),
     "matches-per-signature-cap": join(*[f"[rank{r}]:{watchdog(r, 100 + r)}" for r in range(30)]),
     "hits-per-signature-cap": join(*[f"[rank{i % 64}]: {OOM}" for i in range(5100)], "[rank3]: " + DATALOADER),
+    # past the saturation check (65,536 lines): the OOM signature and the error events are
+    # saturated, their anchors leave the prefilter, and the late failures must still be found alike
+    "saturated-prefilter": join(*[f"[rank{i % 8}]: " + ("Traceback (most recent call last):" if i % 3 else OOM)
+                                  for i in range(70_000)],
+                                "[rank5]: " + DATALOADER, *sigkill_block(pid=4242)),
     "everything-at-once": cascade() + join(*sigkill_block("[rank5]:"), size_mismatch("lm_head.weight"),
                                            BUS_ERROR, DATALOADER, DATALOADER),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
@@ -255,6 +260,10 @@ def test_cases_exercise_what_they_claim(both):
     assert top_entry("astral-before-cut") == "cuda-out-of-memory"
     assert top_entry("carriage-return-inside-any") == "nccl-watchdog-collective-timeout"
     assert top_entry("long-line-anchor-after-cut") is None
+    saturated = both["saturated-prefilter@top5"][0]
+    late = {r["entry"]: r["lines"][-1]["line"] for r in saturated["results"]}
+    assert late.get("dataloader-worker-exited-unexpectedly", 0) > 70_000, late
+    assert late.get("torchrun-child-killed-sigkill", 0) > 70_000, late
 
 
 # -- hand-made signatures: the regex escape hatch, non-ASCII literals, a cycle of causes ----------------
@@ -313,7 +322,8 @@ def synthetic_data(site: Path) -> dict:
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
             "decoration": built["decoration"], "events": built["events"], "event_anchors": built["event_anchors"],
-            "fingerprint": built["fingerprint"],
+            "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
+            "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,
             "entries": {e: [e.title(), f"{e} summary", f"entries/{e}/", f"fix {e}"] for e in SYNTHETIC}}
 
@@ -431,6 +441,7 @@ def test_bundled_entries_examples_are_identical(tmp_path_factory, tmp_path):
     cases = fixture_examples(REPO)
     cases.update(LOGS)
     cases.pop("hits-per-signature-cap")  # slow, and the fixture site covers it
+    cases.pop("saturated-prefilter")
     data = signature_data(own)
     python = PythonDiagnosis(data)
     names = list(cases)

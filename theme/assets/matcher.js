@@ -205,7 +205,9 @@
     return { line: number, stream: line.stream, rank: line.rank, host: line.host, time: line.time, kind: kind,
              text: cutText(text), location: null, start: number, group: 0, end: number, explainedBy: null, consequence: false };
   };
+  LogModel.prototype.saturated = function () { return this.failures.length >= MAX_FAILURES; };
   LogModel.prototype.feed = function (number, line, kind, groups) {
+    if (this.exceptionKinds && this.exceptionKinds.has(kind) && this.saturated()) return;
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
     if (line.time) state.lastTime = [line.time, number];
@@ -671,10 +673,27 @@
     });
     this.byAnchor = byAnchor;
     this.anchorCount = anchors.length;
+    this.anchors = anchors;
+    this.eventAnchors = eventAnchors;
+    this.exceptionAnchors = new Set(data.exception_anchors || []);
+    this.exceptionKinds = new Set(data.exception_kinds || []);
+    var anchorsOf = new Map();
+    byAnchor.forEach(function (sigs, id) { sigs.forEach(function (sig) { if (!anchorsOf.has(sig)) anchorsOf.set(sig, []); anchorsOf.get(sig).push(id); }); });
+    this.anchorsOf = anchorsOf;
     // exact anchors (signatures, then events) for a line's text; folded ones for the raw log
     this.automaton = new Automaton(anchors.concat(eventAnchors));
     var folded = Array.from(new Set(anchors.concat(eventAnchors).map(foldAnchor)));
-    this.prefilter = new Automaton(folded);
+    this.fullPrefilter = new Automaton(folded);
+  }
+
+  // scanner.Scanner._rebuild: the prefilter without anchors that can no longer add anything
+  function livePrefilter(matcher, sat) {
+    var live = new Set();
+    matcher.anchors.forEach(function (a, id) { if (!sat.dead.has(id)) live.add(foldAnchor(a)); });
+    matcher.eventAnchors.forEach(function (a) {
+      if (!(sat.exceptionsDead && matcher.exceptionAnchors.has(a))) live.add(foldAnchor(a));
+    });
+    return new Automaton(Array.from(live));
   }
 
   // Fold white space: every run of spaces and tabs, with at most one line break in it, becomes
@@ -747,6 +766,10 @@
     var limits = this.limits, rules = this.rules, decoration = this.decoration;
     var perSig = new Map(), hitLines = new Map(), model = new LogModel();
     model.fingerprint = this.fingerprint;
+    model.exceptionKinds = this.exceptionKinds;
+    var self = this, check = limits.saturation_check || 65536;
+    var sat = { saturated: new Set(), dead: new Set(), pending: false, next: check, exceptionsDead: false };
+    this.prefilter = this.fullPrefilter;
     var lines = text.split("\n");
     if (lines.length && lines[lines.length - 1] === "") lines.pop();
     var minWrapped = limits.min_wrapped || 40;
@@ -763,6 +786,16 @@
         if (crossing >= 0 && crossing < head.length && (within < 0 || crossing <= within)) span = 2;
       }
       if (within < 0 && span === 1) continue;
+      if (n >= sat.next) {
+        sat.next = (Math.floor(n / check) + 1) * check;
+        if (sat.pending || (model.saturated() && !sat.exceptionsDead)) {
+          sat.exceptionsDead = model.saturated();
+          this.prefilter = livePrefilter(this, sat);
+          sat.pending = false;
+          n--;
+          continue;   // look at this line again with the smaller prefilter
+        }
+      }
       var physical = lines.slice(n, n + span);
       var line = joinLines(physical, rules, limits, decoration);
       var sigs = this.candidates(line.text).sigs;
@@ -778,14 +811,23 @@
         var event = recognise(line.text, this.events);
         if (event) model.feed(n, line, event[0], event[1]);
       }
-      if (sigs.length) {
-        hitLines.set(n, line);
-        for (var c = 0; c < sigs.length; c++) {
-          var bucket = perSig.get(sigs[c]);
-          if (!bucket) { bucket = []; perSig.set(sigs[c], bucket); }
-          if (bucket.length < limits.max_hits_per_signature) bucket.push([n, line]);
+      var keptLine = false;
+      for (var c = 0; c < sigs.length; c++) {
+        var bucket = perSig.get(sigs[c]);
+        if (!bucket) { bucket = []; perSig.set(sigs[c], bucket); }
+        if (bucket.length < limits.max_hits_per_signature) {
+          bucket.push([n, line]); keptLine = true;
+          if (bucket.length === limits.max_hits_per_signature) {
+            sat.saturated.add(sigs[c]);
+            (self.anchorsOf.get(sigs[c]) || []).forEach(function (id) {
+              if (!sat.dead.has(id) && self.byAnchor[id].every(function (s) { return sat.saturated.has(s); })) {
+                sat.dead.add(id); sat.pending = true;
+              }
+            });
+          }
         }
       }
+      if (keptLine) hitLines.set(n, line);
       n += span - 1;
     }
     var matches = [], kept = new Set(), matchLines = new Map();
