@@ -71,8 +71,10 @@ EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', 
                                "\u2502 ~", "The above exception was the direct cause",
                                "During handling of the above exception", "Error", "Exception", "KeyboardInterrupt",
                                "SystemExit", "terminate called after throwing",
-                               "terminate called without an active exception", "what():", "Fatal Python error"))
-EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what", "fatal"})
+                               "terminate called without an active exception", "what():", "Fatal Python error",
+                               " ERROR ", "[ERROR]"))
+EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what", "fatal",
+                             "log-error"})
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
 

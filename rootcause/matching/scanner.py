@@ -27,7 +27,7 @@ from .patterns import Compiled, escape
 from .signatures import AnchorIndex, CompiledSignature, Match, find_matches
 
 CHUNK = 1 << 22
-MAX_HITS_PER_SIGNATURE = 5_000
+MAX_HITS_PER_SIGNATURE = 1_000   # candidate lines kept per signature: far more than a report shows
 MAX_MATCHES_PER_SIGNATURE = 20
 MAX_LINES_SHOWN = 12
 #: a space in an anchor also matches a line break with indentation: a message that a terminal,
