@@ -28,7 +28,7 @@ from ..matching.events import rules_for_javascript as event_rules
 from ..matching.incident import MAX_FAILURES
 from ..matching.scanner import (MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE, MIN_WRAPPED,
                                 SATURATION_CHECK)
-from ..text import DECORATION_RULES, STOPWORDS, plain, terms, tokens
+from ..text import DECORATION_RULES, STOPWORDS, plain, terms, tokens, undecorate
 
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
@@ -91,7 +91,8 @@ def build_search_files(catalog: Catalog) -> dict[str, bytes]:
         files[name] = data
         doc_shards.append(name[len("search/"):])
     manifest = {"version": 1, "entries": n, "docs_per_shard": DOCS_PER_SHARD, "doc_shards": doc_shards,
-                "shards": shard_names, "stopwords": sorted(STOPWORDS)}
+                "shards": shard_names, "stopwords": sorted(STOPWORDS),
+                "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]}
     data = _dump(manifest)
     files[MANIFEST] = data
     return files
@@ -181,7 +182,9 @@ class SearchIndex:
         return {}
 
     def query(self, text: str, limit: int = 10) -> list[dict]:
-        """[{id, title, summary, severity, category, score, matched}] best first."""
+        """[{id, title, summary, severity, category, score, matched}] best first. A pasted log
+        line loses its decoration first, as the matcher's lines do (rootcause.text.undecorate)."""
+        text = "\n".join(undecorate(line) for line in text.split("\n"))
         query = tokens(text)
         unique = list(dict.fromkeys(query))
         if len(unique) > MAX_QUERY_TERMS:

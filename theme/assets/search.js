@@ -98,6 +98,15 @@
     var self = this;
     limit = limit || 10;
     return this.ready().then(function (manifest) {
+      // a pasted log line loses its decoration first (ANSI, carriage returns, quotes, rich boxes),
+      // as rootcause.text.undecorate does for the matcher
+      if (manifest.decoration) {
+        var rules = manifest.decoration.map(function (r) { return [new RegExp(r[0], "g"), r[1]]; });
+        text = text.split("\n").map(function (line) {
+          rules.forEach(function (r) { line = line.replace(r[0], r[1]); });
+          return line.replace(/[ \t\f\v]+$/, "");
+        }).join("\n");
+      }
       var query = tokens(text);
       var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
       // a pasted message can have dozens of words: the longest (most specific) ones decide, and
