@@ -134,13 +134,18 @@ def _as_nobody() -> list[str] | None:
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         return None
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    prefix = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    # the unprivileged user must be able to run this checkout (a clone in a private folder is not)
+    probe = subprocess.run([*prefix, sys.executable, "-c", "import rootcause.commands.cli, pydantic, jinja2"],
+                           capture_output=True, timeout=TIMEOUT)
+    return prefix if probe.returncode == 0 else None
 
 
 def test_a_read_only_project_folder_is_reported_not_a_traceback(small_project: Path):
     prefix = _as_nobody()
     if prefix is None:
-        pytest.skip("running as root without setpriv: a read-only folder cannot be made")
+        pytest.skip("running as root, and no unprivileged user can run this checkout (no setpriv, or the "
+                    "checkout sits in a folder only root can read): a read-only folder cannot be made")
     # a folder the unprivileged user can read but not write (tmp_path's parents are private to root)
     base = Path(tempfile.mkdtemp(prefix="rootcause-readonly-"))
     try:
