@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterable
@@ -96,6 +97,7 @@ class Scanner:
         self.prefilter = self._compile(list(self.index.anchors) + list(EVENT_ANCHORS))
         self._full = self.prefilter
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
+        self._cached_info = lru_cache(maxsize=8192)(self._line_info)
         self._anchors_of: dict[int, list[str]] = {}
         for anchor, sigs in zip(self.index.anchors, self.index.by_anchor):
             for sig in sigs:
@@ -212,21 +214,30 @@ class Scanner:
             position = stop + 1
         return line_number + data.count(b"\n", position, end)
 
+    def _line_info(self, raw: bytes) -> tuple:
+        """What a candidate line is, before any neighbour is considered: (parsed line, candidate
+        signatures, does any of their patterns match it, its event). Memoised per scanner
+        (`_cached_info`): a log that repeats lines, as crash loops and warning floods do, parses
+        each distinct line once."""
+        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
+        candidates = tuple(self.index.candidates(line.text))
+        step_hit = any(r.search(line.text) for sig in candidates for r in sig.step_regexes)
+        # the event anchors are looked for as printed: a rich frame's box is part of its anchor
+        event = recognise(line.text) if self._events.search(raw) else None
+        return line, candidates, step_hit, event
+
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
                    following: bytes | None) -> None:
-        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
-        candidates = self.index.candidates(line.text)
-        if candidates and following is not None and b"\n" not in raw and len(line.text) >= MIN_WRAPPED \
-                and (self.prefilter is None or self.prefilter.search(following) is None) and not any(
-                sig.step_regexes[0].search(line.text) or any(r.search(line.text) for r in sig.step_regexes[1:])
-                for sig in candidates):
+        line, candidates, step_hit, event = self._cached_info(raw)
+        if candidates and following is not None and not step_hit and b"\n" not in raw \
+                and len(line.text) >= MIN_WRAPPED \
+                and (self.prefilter is None or self.prefilter.search(following) is None):
             joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
             if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in sig.step_regexes) for sig in candidates):
                 line = joined
-        if self._events.search(raw):   # as printed: a rich frame's box is part of its anchor
-            event = recognise(line.text)
-            if event is not None:
-                report.model.feed(number, line, *event)
+                event = recognise(line.text) if self._events.search(raw) else None
+        if event is not None:
+            report.model.feed(number, line, *event)
         kept = False
         for sig in candidates:
             bucket = per_signature.setdefault(id(sig), [])
