@@ -189,20 +189,22 @@ def diagnose(browser, base: str, text: str, expect: list[str]) -> dict:
       }
       await done;
       const t1 = performance.now();
-      const links = Array.from(report.querySelectorAll('.rc-finding h3 a')).map(a => a.getAttribute('href'));
-      return {ms: t1 - t0, head: report.querySelector('p').textContent, links: links};
+      const links = Array.from(report.querySelectorAll('.rc-finding h2 a')).map(a => a.getAttribute('href'));
+      const scanned = report.querySelector('.rc-scanned');
+      return {ms: t1 - t0, head: report.querySelector('p').textContent, links: links,
+              scanned: scanned ? scanned.textContent : ''};
     }""", text)
     context.close()
     found = [l.rstrip("/").split("/")[-1] for l in result["links"]]
     import re
 
-    found_ms = re.search(r" in ([0-9,.]+) ms", result["head"])
+    found_ms = re.search(r" in ([0-9,.]+) ms", result["scanned"])
     worker_ms = float(found_ms.group(1).replace(",", "")) if found_ms else None
     return {"seconds": result["ms"] / 1000, "worker_ms": worker_ms, "found": found,
             "missing": sorted(set(expect[:5]) - set(found)), "head": result["head"]}
 
 
-def diagnose_log(synth, size: int) -> tuple[str, list[str]]:
+def diagnose_log(synth, size: int, work: Path) -> tuple[str, list[str]]:
     from diagnose_bench import write_log
     from synth import COMPONENTS, OBJECTS
 
@@ -210,7 +212,7 @@ def diagnose_log(synth, size: int) -> tuple[str, list[str]]:
     chosen = sorted(rng.sample(range(synth.n), 5))
     failures = [synth.entry(i)["signatures"][0]["examples"][0] for i in chosen]
     words = [(rng.choice(COMPONENTS), fn, rng.choice(OBJECTS)) for fn in synth.functions]
-    path = Path(f"/tmp/rootcause-bench/browser-{synth.n}-{size}.log")
+    path = work / f"browser-{synth.n}-{size}.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     write_log(path, size, failures, words, seed=21)
     return path.read_text(encoding="utf-8"), [synth.ids[i] for i in chosen]
@@ -259,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows_l.append([f"{n:,}", str(len(lat)), f"{statistics.median(lat):.1f} ms", f"{p95:.1f} ms",
                                f"{lat[-1]:.1f} ms", "met" if p95 < TARGET_MS else "**MISSED**"])
                 print(f"  {n}: latency measured", file=sys.stderr, flush=True)
-                text, expect = diagnose_log(synth, int(args.log_mb * MB))
+                text, expect = diagnose_log(synth, int(args.log_mb * MB), work)
                 diag = [diagnose(browser, base, text, expect) for _ in range(args.repeat)]
                 d_s = median(d["seconds"] for d in diag)
                 rows_d.append([f"{n:,}", f"{len(text.encode()) / MB:.1f} MB", f"{d_s:.2f} s",

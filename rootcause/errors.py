@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "E036": "signature matches a healthy training log",
     "E037": "counter-example matches its own signature",
     "E038": "'persistent' given for an entry whose role is not warning",
+    "E039": "pattern that JavaScript reads differently from RE2 (a class beyond U+FFFF, a lone surrogate)",
     "E040": "content page is malformed",
     "E041": "template error",
     "E050": "output folder is unsafe",

@@ -42,3 +42,19 @@ def small_project(tmp_path: Path) -> Path:
     start, end = text.index("\nrelated:"), text.index("\nreferences:")
     (project / "entries" / SEED_ENTRY.name).write_text(text[:start] + text[end:], encoding="utf-8")
     return project
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium through Playwright, one per test process: Playwright's sync API runs one
+    instance at a time, so every browser test (tests/site/, tests/hostile/) shares this one."""
+    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    from browser_helpers import CHROMIUM_ARGS
+
+    chromium_path = shutil.which("chromium")
+    if chromium_path is None:
+        pytest.skip("Debian's chromium is not installed; these tests never download a browser")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

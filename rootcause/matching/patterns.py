@@ -6,9 +6,10 @@ with placeholders:
     size mismatch for {name}: copying a param with shape {shape} from checkpoint
 
 Each pattern compiles to one regular expression that behaves identically in RE2 (Python, used
-for diagnosis on the command line) and in JavaScript (the browser): only features both engines
-share and that cannot backtrack catastrophically are produced or accepted. Matching is a search
-within one log line (after launcher prefixes are removed, see `logline`), case-sensitive.
+for diagnosis on the command line) and in RE2JS (the linear-time JavaScript port of RE2 that the
+browser's matcher runs, theme/assets/re2js.js), and that a JavaScript RegExp reads the same way
+too: only features all of them share are produced or accepted (`check_portable`). Matching is a
+search within one log line (after launcher prefixes are removed, see `logline`), case-sensitive.
 
 Every compiled pattern also carries its *anchor*: the longest piece of literal text every
 matching line must contain. Scanners look for anchors first (fast literal search) and run the
@@ -169,7 +170,28 @@ def compile_regex(regex: str) -> Compiled:
     return _finish(regex, regex, literals)
 
 
+def check_portable(regex: str) -> None:
+    """Raise PatternError unless `regex` is in the portable subset: what RE2, RE2JS and a
+    JavaScript RegExp all read the same way (the checks of `compile_regex`, without its demands on
+    literal text). The differential test in tests/matching/ generates regexes from this subset."""
+    _check_common(regex)
+    try:
+        tree = sre_parse.parse(regex)
+    except re.error as exc:
+        raise PatternError("E032", f"regular expression does not parse: {exc.msg}",
+                           "fix the syntax", (exc.pos or 0) + 1) from None
+    if tree.state.flags & ~(sre_c.SRE_FLAG_UNICODE) or tree.state.groupdict:
+        raise PatternError("E031", "inline flags and named groups are not portable", "remove them")
+    _check_tree(tree, regex, depth=0)
+
+
 def _check_common(text: str) -> None:
+    lone = next((i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF), None)
+    if lone is not None:
+        raise PatternError("E039", f"a lone UTF-16 surrogate (U+{ord(text[lone]):04X}) at character {lone + 1}: "
+                           "RE2 cannot encode it, while the browser's engine would match it in pasted text",
+                           "write the whole character, not half of its surrogate pair (YAML's \\U0001F600, "
+                           "not \\ud83d\\ude00)", lone + 1)
     if not text.strip():
         raise PatternError("E030", "pattern is empty", "write the error text as the software prints it")
     if len(text) > MAX_PATTERN:
@@ -198,6 +220,9 @@ def _check_tree(tree, regex: str, depth: int) -> None:
                 if item_op is sre_c.CATEGORY and item_arg not in _ALLOWED_CATEGORIES:
                     raise PatternError("E031", "\\s and \\S differ between RE2 and JavaScript",
                                        "write [ \\t] or [^ \\t] instead")
+                highest = item_arg[1] if item_op is sre_c.RANGE else item_arg if item_op is sre_c.LITERAL else 0
+                if highest > 0xFFFF:
+                    raise _astral_class(regex, highest)
             continue
         if op is sre_c.AT:
             if arg not in _ALLOWED_AT:
@@ -233,6 +258,25 @@ def _check_tree(tree, regex: str, depth: int) -> None:
         what = names.get(op, str(op).lower().replace("_", " "))
         raise PatternError("E031", f"{what} is not supported by RE2",
                            "rewrite without it; an 'unless' pattern can veto a match instead of a lookaround")
+
+
+def _astral_class(regex: str, highest: int) -> PatternError:
+    """E039: a character class holding characters beyond U+FFFF, such as [😀-😂]. RE2 and RE2JS
+    read such a class by code points, but a JavaScript string holds each of these characters as
+    two UTF-16 code units, and any JavaScript that reads signatures.json with a RegExp (the
+    browser's matcher did, before RE2JS; a site's own theme may still) sees [😀-😂] as the units
+    \\uD83D, \\uDE00-\\uD83D, \\uDE02: a range out of order, a SyntaxError that fails every
+    diagnosis on the site, or, without a range, a class that matches half a character. The
+    escape hatch is ASCII-only for literals already (E031); a class may hold any character of the
+    Basic Multilingual Plane, which every engine reads alike, and nothing beyond it."""
+    at = next((i for i, ch in enumerate(regex) if ord(ch) > 0xFFFF), None)
+    shown = chr(highest) if at is None else regex[at]
+    where = f" at character {at + 1}" if at is not None else ""
+    return PatternError("E039", f"a character class holds '{shown}' (U+{ord(shown):04X}){where}, beyond U+FFFF: "
+                        "a JavaScript string holds it as two UTF-16 code units, so JavaScript's RegExp does not "
+                        "read the class as RE2 does",
+                        "write the text with the placeholder language (pattern:), which takes any character "
+                        "literally, or keep such characters out of the class", (at or 0) + 1)
 
 
 def _required_literals(tree) -> list[str]:

@@ -3,7 +3,8 @@
 //
 //   node tests/matching/parity_node.js job.json
 //
-// job.json: {"signatures": path or null, "reports": [{"text", "top", "progress"?}], "lines": [str], "tokens": [str]}
+// job.json: {"signatures": path or null, "reports": [{"text", "top", "progress"?, "cuts"?}], "lines": [str], "tokens": [str]}
+//           ("cuts": positions where the text is cut; the pieces are fed one by one to matcher.start())
 // stdout:   {"reports": [report + {"ms", "progress_calls" when asked}], "lines": [{text, rank, host, time, stream}],
 //            "tokens": [[str]], "terms": [[str]]}
 "use strict";
@@ -23,7 +24,13 @@ if (job.signatures) {
   for (const c of job.reports || []) {
     let calls = 0;
     const started = process.hrtime.bigint();
-    const report = matcher.report(c.text, c.top, c.progress ? () => { calls++; } : undefined);
+    let report;
+    if (c.cuts) {
+      const scan = matcher.start();
+      let from = 0;
+      for (const cut of c.cuts.concat([c.text.length])) { scan.feed(c.text.slice(from, cut)); from = cut; }
+      report = scan.finish(c.top);
+    } else report = matcher.report(c.text, c.top, c.progress ? () => { calls++; } : undefined);
     report.ms = Number(process.hrtime.bigint() - started) / 1e6;
     if (c.progress) report.progress_calls = calls;
     out.reports.push(report);

@@ -521,3 +521,39 @@ def test_host_rule_does_not_backtrack_on_long_identifier_runs(site, tmp_path):
     node = run_node({"signatures": str(site / "search" / "signatures.json"),
                      "reports": [{"text": text, "top": 5}]}, tmp_path)["reports"]
     assert node[0]["ms"] < 500, f"node took {node[0]['ms']:.0f} ms for 50 lines"
+
+
+# -- the text as it arrives: the worker feeds a file's chunks to matcher.start() -------------------------
+def cut_points(text: str, seed: int) -> list[int]:
+    """Where a file's chunks may end: anywhere, inside a CRLF or a surrogate pair, at a line's end."""
+    import random
+
+    rng = random.Random(seed)
+    units = len(text.encode("utf-16-le")) // 2  # JavaScript's positions are UTF-16 code units
+    if units < 2:
+        return []
+    if units < 400:
+        return list(range(1, units))  # one unit at a time
+    cuts = set(rng.sample(range(1, units), min(60, units - 1)))
+    js = text.encode("utf-16-le")
+    for i, ch in enumerate(js[::2]):
+        if ch == 0x0A and rng.random() < 0.05:
+            cuts.update({i, i + 1})  # just before and after a line break
+    return sorted(c for c in cuts if 0 < c < units)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_text_fed_in_pieces_gives_the_report_of_the_whole_text(site, seed, tmp_path):
+    """matcher.start() / feed(piece) / finish(top): any split of the log, even inside a line, a CRLF
+    or a surrogate pair, gives the report the command line gives for the whole log."""
+    python = PythonDiagnosis(signature_data(site))
+    names = [n for n in LOGS if len(LOGS[n]) < 1_000_000]
+    node = run_node({"signatures": str(site / "search" / "signatures.json"),
+                     "reports": [{"text": LOGS[n], "top": 5, "cuts": cut_points(LOGS[n], seed)} for n in names]},
+                    tmp_path)["reports"]
+    mismatches = []
+    for name, js in zip(names, node, strict=True):
+        js.pop("ms")
+        if js != python.report(LOGS[name], 5):
+            mismatches.append(name)
+    assert not mismatches, mismatches

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rootcause.matching.patterns import PLACEHOLDERS, PatternError, compile_pattern, compile_regex
+from rootcause.matching.patterns import PLACEHOLDERS, PatternError, check_portable, compile_pattern, compile_regex
 from rootcause.matching.signatures import CompiledSignature, find_matches, parse_text
 
 
@@ -59,6 +59,33 @@ def test_non_portable_regexes_are_refused(regex: str):
     with pytest.raises(PatternError) as info:
         compile_regex(regex)
     assert info.value.code == "E031"
+
+
+@pytest.mark.parametrize("regex, column", [
+    ("emoji range anchor [😀-😂] here", 21),          # JavaScript's RegExp: "Range out of order"
+    ("emoji range anchor [a😀] here", 22),            # a RegExp: either half of the pair
+    (r"emoji range anchor [\U0001F600-\U0001F602] here", 1),  # written as escapes: no column to show
+    (r"emoji range anchor [^\x00-\U0010FFFF] here", 1),
+])
+def test_a_class_beyond_the_basic_multilingual_plane_is_refused_with_e039(regex: str, column: int):
+    for check in (compile_regex, check_portable):
+        with pytest.raises(PatternError) as info:
+            check(regex)
+        assert (info.value.code, info.value.column) == ("E039", column)
+        assert "beyond U+FFFF" in str(info.value)
+
+
+def test_a_class_in_the_basic_multilingual_plane_and_astral_literal_text_are_accepted():
+    assert compile_regex("accented range anchor [é-ü]+ here").compile_re2().search("accented range anchor öü here")
+    assert search("😀 emoji anchor 😀 {int}", "😀 emoji anchor 😀 42")
+
+
+@pytest.mark.parametrize("compile_", [compile_pattern, compile_regex])
+def test_a_lone_surrogate_is_refused_with_e039_not_a_traceback(compile_):
+    """YAML refuses the escape itself (E003); a signatures.json or a caller of the API does not."""
+    with pytest.raises(PatternError) as info:
+        compile_("surrogate anchor \ud83d then here")
+    assert (info.value.code, info.value.column) == ("E039", 18)
 
 
 def test_a_portable_regex_gets_an_anchor():

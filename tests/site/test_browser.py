@@ -13,11 +13,12 @@ from __future__ import annotations
 import gzip
 import re
 import shutil
+from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
 
-from browser_helpers import (ARTIFACTS, CHROMIUM_ARGS, COPIED_ENTRY, CSP, PythonDiagnosis, fixture_server, fixture_site,
+from browser_helpers import (ARTIFACTS, COPIED_ENTRY, CSP, PythonDiagnosis, fixture_server, fixture_site,
                              signature_data)
 
 CHROMIUM = shutil.which("chromium")
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is n
                                 "these tests never download a browser")
 
 ENTRY = f"entries/{COPIED_ENTRY}/"
+HOSTILE = Path(__file__).resolve().parent.parent / "hostile"
 TIMEOUT = 10_000  # ms, for anything the page does asynchronously
 
 
@@ -33,16 +35,6 @@ TIMEOUT = 10_000  # ms, for anything the page does asynchronously
 def server(tmp_path_factory):
     with fixture_server(tmp_path_factory) as running:
         yield running
-
-
-@pytest.fixture(scope="session")
-def browser():
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 class Recorder:
@@ -586,6 +578,7 @@ def test_diagnose_reads_a_multi_member_gzip_file_as_the_command_line_does(open_c
 WORKER_REPORT = """async ([bytes, gz]) => {
     const form = document.getElementById('rc-diagnose');
     const url = new URL(form.dataset.worker, document.baseURI);
+    url.searchParams.set('re2js', new URL(form.dataset.re2js, document.baseURI).href);
     url.searchParams.set('matcher', new URL(form.dataset.matcher, document.baseURI).href);
     url.searchParams.set('signatures', new URL(form.dataset.signatures, document.baseURI).href);
     const worker = new Worker(url.href);
@@ -614,6 +607,11 @@ def files_for_parity() -> dict[str, bytes]:
         "false-cut.log.gz": false_cut + gzip.compress(("[rank4]: " + OOM_RANK2 + "\n").encode()),
         "invalid-utf8.log": b"[rank1]: \xff\xfe caf\xc3 " + OOM_RANK2.encode() + b"\n[rank0]: \xe2\x82 ok\n",
         "no-final-newline.log": cascade.rstrip(b"\n"),
+        # Python keeps a byte-order mark as text (U+FEFF before the first prefix): so must the browser
+        "byte-order-mark.log": b"\xef\xbb\xbf" + cascade,
+        # zero bytes between and after members are padding, which Python's gzip module skips
+        "padded-members.log.gz": gzip.compress(cascade[:300]) + b"\0" + gzip.compress(cascade[300:700]) +
+                                 b"\0" * 40 + gzip.compress(cascade[700:]) + b"\0" * 5,
     }
 
 
@@ -725,3 +723,105 @@ def test_a_huge_paste_goes_to_the_worker_without_filling_the_box(open_context, s
     page.locator("#rc-diagnose button[type=submit]").click()  # diagnosing again uses the whole paste
     page.wait_for_function("() => document.querySelector('#rc-status').textContent === ''")
     assert "cuda-out-of-memory" in page.locator(".rc-finding h2 a").first.get_attribute("href")
+
+
+
+# -- logs of any size: the worker streams a file (issue 9, item 5) ----------------------------------
+WORKER_FILE_REPORT = """async () => {
+    // the file the page was given, read again by a worker of its own, whose messages are kept
+    const file = document.getElementById('rc-file').files[0];
+    const form = document.getElementById('rc-diagnose');
+    const url = new URL(form.dataset.worker, document.baseURI);
+    for (const key of ['re2js', 'matcher', 'signatures'])
+        url.searchParams.set(key, new URL(form.dataset[key], document.baseURI).href);
+    const worker = new Worker(url.href);
+    const progress = [];
+    try {
+        return await new Promise((resolve, reject) => {
+            worker.onmessage = (e) => {
+                if (e.data.type === 'progress') progress.push([e.data.bytes, e.data.total]);
+                else if (e.data.type === 'report') resolve({report: e.data.report, unread: e.data.unread, progress});
+                else if (e.data.type === 'error') reject(new Error(e.data.message));
+            };
+            worker.postMessage({type: 'run', id: 1, file, top: 5});
+        });
+    } finally { worker.terminate(); }
+}"""
+
+WATCH_STATUS = """() => {
+    window.__statuses = [];
+    const status = document.getElementById('rc-status');
+    new MutationObserver(() => window.__statuses.push(status.textContent))
+        .observe(status, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def big_log(megabytes: int) -> bytes:
+    """Training noise from 8 ranks, then rank 2's out-of-memory error and the others' watchdogs."""
+    line = "[rank{}]: step {} | loss 2.3{:03d} | lr 3.0e-04 | tokens/s 41213 | grad_norm 0.9{:03d}\n"
+    noise = "".join(line.format(i % 8, i, i % 997, i % 991) for i in range(20_000)).encode()
+    body = noise * (megabytes * (1 << 20) // len(noise))
+    return body + cascade_log().encode()
+
+
+def choose_file(page, path):
+    page.evaluate(WATCH_STATUS)
+    page.locator("#rc-file").set_input_files(str(path))
+
+
+@pytest.mark.parametrize("name", ["big.log", "big.log.gz"])
+def test_a_log_of_64_mb_is_streamed_and_its_failure_near_the_end_found(open_context, server, tmp_path_factory,
+                                                                        tmp_path, name):
+    """A 560 MB log was read into one string (more than a JavaScript string holds: "Scanned 0
+    lines"), a large .gz into one buffer ("Failed to fetch"). The worker now reads any file in
+    chunks, through DecompressionStream for .gz and a streaming TextDecoder, feeding the matcher
+    as it goes, and reports progress by bytes. Its report equals the command line's."""
+    data = big_log(64)
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data, compresslevel=1) if name.endswith(".gz") else data)
+    python = PythonDiagnosis(signature_data(fixture_site(tmp_path_factory))).report_files([path], 5)
+    assert python["first_failure"]["line"] > 800_000 and python["results"][0]["entry"] == "cuda-out-of-memory"
+    page, _recorder = open_diagnose(open_context, server)
+    choose_file(page, path)
+    page.locator("#rc-report .rc-scanned").wait_for(timeout=120_000)
+    lines = python["lines_scanned"]
+    assert page.locator("#rc-report .rc-scanned").inner_text().startswith(f"Scanned {lines:,} lines of {name} in ")
+    assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 2 failed first: CUDA out of memory")
+    assert page.locator("#rc-report .rc-unread").count() == 0
+    statuses = page.evaluate("() => window.__statuses")
+    assert any(re.match(rf"Scanning… \d+% of {re.escape(name)} \([\d.,]+ MB of [\d.,]+ MB\)", t) for t in statuses), statuses
+    browser = page.evaluate(WORKER_FILE_REPORT)
+    assert browser["unread"] is None
+    assert browser["report"] == python
+    sizes = [bytes_read for bytes_read, _total in browser["progress"]]
+    assert len(sizes) >= 8 and sizes == sorted(sizes) and browser["progress"][-1][1] == path.stat().st_size
+
+
+def test_what_cannot_be_read_is_said_plainly_and_the_rest_is_reported(open_context, server, tmp_path):
+    """A .gz that is corrupt (or cut short) after its first part: the page says how far it read and
+    why, and reports what it read; the command line refuses such a file outright (exit 2)."""
+    good = gzip.compress(cascade_log().encode())
+    corrupt = good + (HOSTILE / "corrupt-deflate.log.gz").read_bytes() + gzip.compress(b"[rank0]: step 2\n")
+    truncated = gzip.compress(cascade_log().encode() + b"[rank0]: step 2 loss 9.1\n" * 50_000)
+    truncated = truncated[: len(truncated) // 2]
+    hostile = (HOSTILE / "corrupt-deflate.log.gz").read_bytes()
+    for name, payload, why, at in (("corrupt.log.gz", corrupt, f"the gzip data is not valid after byte {len(good)} ",
+                                    len(good)),
+                                   ("truncated.log.gz", truncated, "the file ends inside a gzip member",
+                                    len(truncated)),
+                                   ("corrupt-deflate.log.gz", hostile, "the gzip data is not valid after byte 0 ", 0)):
+        path = tmp_path / name
+        path.write_bytes(payload)
+        page, _recorder = open_diagnose(open_context, server)
+        choose_file(page, path)
+        page.locator("#rc-report .rc-unread").wait_for()
+        warning = page.locator("#rc-report > *").first
+        assert "rc-unread" in warning.get_attribute("class")
+        text = warning.inner_text()
+        assert text.startswith(f"Not all of {name} was read: {why}"), text
+        assert text.endswith(f" lines read up to byte {at:,} of {len(payload):,}."), text
+        if name != "corrupt-deflate.log.gz":
+            assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 2 failed first")
+        browser = page.evaluate(WORKER_FILE_REPORT)
+        assert browser["unread"]["total"] == len(payload) and browser["unread"]["reason"].startswith(why)
+        assert browser["unread"]["at"] == at

@@ -1,12 +1,25 @@
-// Runs the matcher off the page's main thread, so a 10 MB log never freezes the page.
-// Messages in:  {type: "run", id, text} or {type: "run", id, buffer, gzip: true}
-// Messages out: {type: "progress", id, fraction} and {type: "report", id, report, ms} or {type: "error", id, message}
+// Runs the matcher off the page's main thread, so a log of any size never freezes the page.
+// A file is read in chunks (Blob.slice), gunzipped in a stream when it is gzip, decoded in a
+// stream and fed to the matcher as it arrives, as the command line reads it: memory is a chunk,
+// a partial line and bounded evidence, whether the log has a thousand lines or ten million.
+//
+// Messages in:  {type: "run", id, top, text}    a pasted log
+//               {type: "run", id, top, file}    a File or Blob (plain text or .gz)
+//               {type: "run", id, top, buffer}  an ArrayBuffer, read as a file
+// Messages out: {type: "progress", id, fraction, bytes, total}
+//               {type: "report", id, report, ms, bytes, total, unread}
+//                 unread: null, or {at, total, reason}: reading stopped at byte `at` of `total`
+//                 (of the file as stored), and why; the report covers what was read before it
+//               {type: "error", id, message}
 "use strict";
 var params = new URLSearchParams(self.location.search);
-importScripts(params.get("matcher"));
+var missing = !params.get("re2js") ? "this page does not load the regular-expression engine (re2js.js): " +
+  "its theme's diagnose.html predates it" : null;
+if (!missing) importScripts(params.get("re2js"), params.get("matcher"));
 var matcher = null;
 
 function load() {
+  if (missing) return Promise.reject(new Error(missing));
   if (!matcher) {
     matcher = fetch(params.get("signatures")).then(function (r) {
       if (!r.ok) throw new Error("could not load signatures: HTTP " + r.status);
@@ -16,56 +29,189 @@ function load() {
   return matcher;
 }
 
-function inflate(bytes) {
-  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Response(stream).arrayBuffer();
-}
+var CHUNK = 1 << 20;   // bytes read from the file at a time
+var HOLD = 16;         // bytes held back from each chunk: a gzip header or a zero run may straddle
 
-function decode(buffer) { return new TextDecoder().decode(buffer); }
+// Reading stopped before the end of the input: where, and why (in words for the page).
+function Unread(at, reason) { this.at = at; this.reason = reason; }
+function said(error) { return String(error && error.message || error).replace(/\.$/, ""); }
 
-// A .gz file may hold several gzip members one after another (`cat a.gz b.gz`, bgzip, pigz -i).
-// Python's gzip module (the command line) reads them all; DecompressionStream stops with an error
-// after the first. So on error, cut the file at gzip headers (1f 8b 08) and inflate member by
-// member; a cut that falls inside a member (those bytes can occur in compressed data) fails and
-// is skipped, so the member grows to the next cut.
-function gunzip(buffer) {
-  var bytes = new Uint8Array(buffer);
-  return inflate(bytes).then(decode, function (firstError) {
-    var cuts = [];
-    for (var i = 1; i + 2 < bytes.length; i++) {
-      if (bytes[i] === 0x1f && bytes[i + 1] === 0x8b && bytes[i + 2] === 0x08) cuts.push(i);
-    }
-    if (!cuts.length) throw firstError;
-    cuts.push(bytes.length);
-    var parts = [], from = 0, k = 0;
-    function next() {
-      if (from >= bytes.length) return new Blob(parts).arrayBuffer().then(decode);
-      var to = cuts[k++];
-      return inflate(bytes.subarray(from, to)).then(function (out) {
-        parts.push(out);
-        from = to;
-        return next();
-      }, function (error) {
-        if (to === bytes.length) throw error;
+// A newer run was asked for: this one stops reading (the page shows only the newest).
+function Cancelled() {}
+var latest = null;
+
+function readChunks(blob, onBytes, onProgress, id) {
+  var offset = 0;
+  function next() {
+    if (id !== latest) return Promise.reject(new Cancelled());
+    if (offset >= blob.size) return Promise.resolve();
+    var end = Math.min(offset + CHUNK, blob.size), at = offset;
+    return blob.slice(at, end).arrayBuffer().then(function (buffer) {
+      offset = end;
+      return Promise.resolve(onBytes(new Uint8Array(buffer), at, end >= blob.size)).then(function () {
+        onProgress(end);
         return next();
       });
+    }, function (error) {
+      throw new Unread(at, "the file could not be read from byte " + at.toLocaleString() + " on (" +
+                       said(error) + ")");
+    });
+  }
+  return next();
+}
+
+function isMember(bytes, i) { return bytes[i] === 0x1f && bytes[i + 1] === 0x8b && bytes[i + 2] === 0x08; }
+function allZero(bytes) { for (var i = 0; i < bytes.length; i++) if (bytes[i]) return false; return true; }
+
+// Where a piece must begin: every gzip header (1f 8b 08) and the zero bytes just before one,
+// every run of HOLD zero bytes, and (at the end of the file) its trailing zero bytes.
+function cuts(bytes, from, to, last) {
+  var found = [];
+  for (var i = bytes.indexOf(0x1f, from); i >= 0 && i < to; i = bytes.indexOf(0x1f, i + 1)) {
+    if (!isMember(bytes, i)) continue;
+    found.push(i);
+    var pad = i;
+    while (pad > from && bytes[pad - 1] === 0) pad--;
+    if (pad < i) found.push(pad);
+  }
+  for (var z = bytes.indexOf(0, from); z >= 0 && z < to; ) {
+    var run = z;
+    while (run < bytes.length && bytes[run] === 0 && run - z < HOLD) run++;
+    if (run - z >= HOLD && bytes[z - 1] !== 0) found.push(z);
+    z = bytes.indexOf(0, run === z ? z + 1 : run);
+  }
+  if (last) {
+    var end = bytes.length;
+    while (end > from && bytes[end - 1] === 0) end--;
+    if (end < bytes.length) found.push(end);
+  }
+  return found.sort(function (a, b) { return a - b; });
+}
+
+// The gzip members of a file, inflated one after another as Python's gzip module reads them
+// (`cat a.gz b.gz`, bgzip and pigz -i write several; zero bytes between members are padding).
+// DecompressionStream stops with an error after its first member, and drops output it has not
+// handed over when the error comes inside a chunk: so each member start (and each zero run)
+// begins a chunk of its own, and a chunk refused right after a member ended starts the next one.
+function Gunzip(sink) {
+  this.sink = sink; this.member = null; this.padding = false; this.carry = new Uint8Array(0); this.carryAt = 0;
+}
+Gunzip.prototype.open = function () {
+  var stream = new DecompressionStream("gzip"), sink = this.sink;
+  var member = { writer: stream.writable.getWriter(), wrote: 0 };
+  var reader = stream.readable.getReader();
+  member.pump = (function pump() {
+    return reader.read().then(function (r) { if (r.done) return; sink(r.value); return pump(); });
+  })().catch(function () { /* the writer reports the same error */ });
+  return member;
+};
+Gunzip.prototype.put = function (piece, at) {
+  var self = this;
+  if (this.padding) {
+    if (isMember(piece, 0)) { this.padding = false; this.member = null; }
+    else if (allZero(piece)) return Promise.resolve();
+    else return Promise.reject(new Unread(at, "after byte " + at.toLocaleString() + " the file holds data that is " +
+                                               "neither another gzip member nor padding"));
+  }
+  if (!this.member) this.member = this.open();
+  var member = this.member;
+  return member.writer.write(piece).then(function () { member.wrote += piece.length; }, function (error) {
+    return member.pump.then(function () {
+      if (member.wrote > 0 && (isMember(piece, 0) || allZero(piece.subarray(0, HOLD)))) {
+        // the member had ended: a new one (or padding) starts with this piece
+        self.member = null;
+        if (isMember(piece, 0)) return self.put(piece, at);
+        self.padding = true;
+        return self.put(piece, at);
+      }
+      throw new Unread(at, "the gzip data is not valid after byte " + at.toLocaleString() + " (" + said(error) + ")");
+    });
+  });
+};
+// Bytes of the compressed file as they are read; `last` on the final chunk.
+Gunzip.prototype.bytes = function (chunk, at, last) {
+  var bytes = chunk;
+  if (this.carry.length) {
+    bytes = new Uint8Array(this.carry.length + chunk.length);
+    bytes.set(this.carry); bytes.set(chunk, this.carry.length);
+    at = this.carryAt;
+  }
+  var decided = last ? bytes.length : Math.max(0, bytes.length - HOLD);
+  // a few zero bytes where this round stops go to the next one: they may be padding before a header
+  for (var limit = Math.max(0, decided - HOLD); !last && decided > limit && bytes[decided - 1] === 0; ) decided--;
+  var points = cuts(bytes, 1, decided, last).filter(function (p) { return p < decided; });
+  points.push(decided);
+  this.carry = bytes.slice(decided); this.carryAt = at + decided;
+  var self = this, from = 0, k = 0;
+  function next() {
+    if (k >= points.length) return Promise.resolve();
+    var to = points[k++];
+    if (to <= from) return next();
+    var piece = bytes.subarray(from, to), pieceAt = at + from;
+    from = to;
+    return self.put(piece, pieceAt).then(next);
+  }
+  return next();
+};
+Gunzip.prototype.end = function (total) {
+  var member = this.member;
+  if (!member) return Promise.resolve();
+  return member.writer.close().then(function () { return member.pump; }, function (error) {
+    return member.pump.then(function () {
+      throw new Unread(total, "the file ends inside a gzip member: it was cut short, or is not valid gzip (" +
+                       said(error) + ")");
+    });
+  });
+};
+
+function run(msg) {
+  var started = performance.now();
+  return load().then(function (m) {
+    var scan = m.start(), top = msg.top || 5;
+    function progress(bytes, total) {
+      self.postMessage({ type: "progress", id: msg.id, fraction: total ? bytes / total : 1, bytes: bytes, total: total });
     }
-    return next();
+    function done(bytes, total, unread) {
+      self.postMessage({ type: "report", id: msg.id, report: scan.finish(top), ms: performance.now() - started,
+                         bytes: bytes, total: total, unread: unread });
+    }
+    if (msg.text != null) {
+      var pasted = msg.text, slice = 1 << 20;
+      for (var from = 0; from < pasted.length; from += slice) {
+        scan.feed(pasted.slice(from, from + slice));
+        if (from + slice < pasted.length) progress(from + slice, pasted.length);
+      }
+      return done(pasted.length, pasted.length, null);
+    }
+    var blob = msg.file || new Blob([msg.buffer]);
+    // decode as Python's bytes.decode("utf-8", "replace") does: a byte-order mark stays text
+    var decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+    var feedBytes = function (bytes) { var decoded = decoder.decode(bytes, { stream: true }); if (decoded) scan.feed(decoded); };
+    var read = 0;
+    return blob.slice(0, 2).arrayBuffer().then(function (head) {
+      var magic = new Uint8Array(head), gz = magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+      var gunzip = gz ? new Gunzip(feedBytes) : null;
+      var onBytes = gz ? function (bytes, at, last) { return gunzip.bytes(bytes, at, last); } : feedBytes;
+      return readChunks(blob, onBytes, function (end) { read = end; progress(end, blob.size); }, msg.id)
+        .then(function () { return gz ? gunzip.end(blob.size) : null; })
+        .then(function () { scan.feed(decoder.decode()); done(blob.size, blob.size, null); });
+    }).catch(function (error) {
+      if (!(error instanceof Unread)) throw error;
+      scan.feed(decoder.decode());
+      done(read, blob.size, { at: error.at, total: blob.size, reason: error.reason });
+    });
+  }).catch(function (error) {
+    if (error instanceof Cancelled) return;
+    self.postMessage({ type: "error", id: msg.id, message: String(error && error.message || error) });
   });
 }
 
+// One run at a time, in the order asked; a newer one stops the file being read at its next chunk.
+var queue = Promise.resolve();
 self.onmessage = function (event) {
   var msg = event.data;
   if (msg.type !== "run") return;
-  var started = performance.now();
-  var text = msg.gzip ? gunzip(msg.buffer) : Promise.resolve(msg.text != null ? msg.text : new TextDecoder().decode(msg.buffer));
-  Promise.all([load(), text]).then(function (both) {
-    var report = both[0].report(both[1], msg.top || 5, function (fraction) {
-      self.postMessage({ type: "progress", id: msg.id, fraction: fraction });
-    });
-    self.postMessage({ type: "report", id: msg.id, report: report, ms: performance.now() - started });
-  }).catch(function (error) {
-    self.postMessage({ type: "error", id: msg.id, message: String(error && error.message || error) });
-  });
+  latest = msg.id;
+  queue = queue.then(function () { return run(msg); });
 };
-load();
+load().catch(function () { /* reported to the first run */ });

@@ -1,4 +1,5 @@
-// The diagnose page: paste or drop a log (plain or .gz), match it in a worker, show the report.
+// The diagnose page: paste or drop a log (plain or .gz), match it in a worker, show the report
+// (and, first, anything the worker could not read).
 // Nothing is sent anywhere: the worker only fetches this site's own signatures file.
 (function () {
   "use strict";
@@ -10,6 +11,7 @@
   var status = document.getElementById("rc-status");
   var out = document.getElementById("rc-report");
   var workerUrl = new URL(form.getAttribute("data-worker"), document.baseURI);
+  workerUrl.searchParams.set("re2js", new URL(form.getAttribute("data-re2js"), document.baseURI).href);
   workerUrl.searchParams.set("matcher", new URL(form.getAttribute("data-matcher"), document.baseURI).href);
   workerUrl.searchParams.set("signatures", new URL(form.getAttribute("data-signatures"), document.baseURI).href);
   var worker = new Worker(workerUrl.href);
@@ -106,8 +108,16 @@
     }).catch(function () { /* no index (an old copy of the site): no tier */ });
   }
 
-  function render(report, ms, source) {
+  function megabytes(bytes) { return (bytes / 1048576).toLocaleString(undefined, { maximumFractionDigits: 1 }) + " MB"; }
+
+  function render(report, ms, source, unread) {
     out.textContent = "";
+    if (unread) {
+      // what could not be read, before anything else: the report covers only the rest
+      out.appendChild(el("p", "admonition warning rc-unread", "Not all of " + (source || "the log") + " was read: " +
+        unread.reason + ". The report below covers the " + report.lines_scanned.toLocaleString() +
+        " lines read up to byte " + unread.at.toLocaleString() + " of " + unread.total.toLocaleString() + "."));
+    }
     var failed = report.status !== "none";
     out.appendChild(el("p", "rc-headline" + (failed ? "" : " admonition note"), report.headline));
     var ff = report.first_failure;
@@ -166,8 +176,11 @@
   worker.onmessage = function (event) {
     var msg = event.data;
     if (msg.id !== serial) return;
-    if (msg.type === "progress") status.textContent = "Scanning… " + Math.round(msg.fraction * 100) + "%";
-    else if (msg.type === "report") { status.textContent = ""; render(msg.report, msg.ms, pendingName); }
+    if (msg.type === "progress") {
+      status.textContent = "Scanning… " + Math.round(msg.fraction * 100) + "%" +
+        (pendingName ? " of " + pendingName + " (" + megabytes(msg.bytes) + " of " + megabytes(msg.total) + ")" : "");
+    }
+    else if (msg.type === "report") { status.textContent = ""; render(msg.report, msg.ms, pendingName, msg.unread); }
     else if (msg.type === "error") { status.textContent = "Could not diagnose: " + msg.message; }
   };
 
@@ -178,18 +191,15 @@
     worker.postMessage({ type: "run", id: serial, text: text, top: 5 });
   }
 
+  // The file itself goes to the worker, which reads it in chunks: a log of gigabytes is never
+  // one buffer or one string.
   function runFile(file) {
-    status.textContent = "Reading " + file.name + "…";
-    file.arrayBuffer().then(function (buffer) {
-      var bytes = new Uint8Array(buffer, 0, Math.min(2, buffer.byteLength));
-      var gz = bytes.length === 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
-      serial++;
-      pendingName = file.name;
-      status.textContent = "Scanning " + file.name + "…";
-      worker.postMessage({ type: "run", id: serial, buffer: buffer, gzip: gz, top: 5 }, [buffer]);
-      textarea.value = "";
-      textarea.placeholder = "Diagnosed " + file.name + " (" + file.size.toLocaleString() + " bytes). Paste another log or drop another file.";
-    });
+    serial++;
+    pendingName = file.name;
+    status.textContent = "Scanning " + file.name + "…";
+    worker.postMessage({ type: "run", id: serial, file: file, top: 5 });
+    textarea.value = "";
+    textarea.placeholder = "Diagnosed " + file.name + " (" + file.size.toLocaleString() + " bytes). Paste another log or drop another file.";
   }
 
   // A large paste goes straight to the worker: laying out megabytes of text in the box would

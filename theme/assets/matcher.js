@@ -7,64 +7,161 @@
   "use strict";
 
   // -- Aho-Corasick: which words occur in a text, in one pass ---------------------------------------
+  // Built from the sorted words without a lookup table (a word shares its prefix with the one
+  // before it), stored in typed arrays: the children of a node are a sorted run of (char, node)
+  // pairs, the root's children a table indexed by char. `fail` is the usual failure link, `dict`
+  // the nearest node on the failure chain where a word ends. Tens of thousands of anchors build in
+  // well under a second and a line is read at a few nanoseconds a character.
   function Automaton(words) {
-    var next = [new Map()], fail = [0], out = [[]], lengths = [];
-    words.forEach(function (word, id) {
-      var node = 0;
-      lengths.push(word.length);
-      for (var i = 0; i < word.length; i++) {
-        var ch = word.charCodeAt(i);
-        var child = next[node].get(ch);
-        if (child === undefined) { child = next.length; next.push(new Map()); fail.push(0); out.push([]); next[node].set(ch, child); }
+    var order = [];
+    for (var w = 0; w < words.length; w++) if (words[w].length) order.push(w);
+    order.sort(function (a, b) { return words[a] < words[b] ? -1 : words[a] > words[b] ? 1 : a - b; });
+    var total = 1;
+    for (var t = 0; t < order.length; t++) total += words[order[t]].length;
+    var parent = new Int32Array(total), chars = new Uint16Array(total), depth = new Int32Array(total);
+    var wordHead = new Int32Array(total).fill(-1), wordNext = new Int32Array(words.length).fill(-1);
+    var path = [0], previous = "", count = 1;
+    for (var o = 0; o < order.length; o++) {
+      var id = order[o], word = words[id], common = 0, limit = Math.min(word.length, previous.length);
+      while (common < limit && word.charCodeAt(common) === previous.charCodeAt(common)) common++;
+      path.length = common + 1;
+      var node = path[common];
+      for (var k = common; k < word.length; k++) {
+        var child = count++;
+        parent[child] = node; chars[child] = word.charCodeAt(k); depth[child] = k + 1;
+        path.push(child);
         node = child;
       }
-      out[node].push(id);
-    });
-    var queue = [];
-    next[0].forEach(function (child) { queue.push(child); });
-    for (var q = 0; q < queue.length; q++) {
-      var node = queue[q];
-      next[node].forEach(function (child, ch) {
-        var f = fail[node];
-        while (f && !next[f].has(ch)) f = fail[f];
-        var target = next[f].get(ch);
-        fail[child] = target !== undefined && target !== child ? target : 0;
-        if (out[fail[child]].length) out[child] = out[child].concat(out[fail[child]]);
-        queue.push(child);
-      });
+      wordNext[id] = wordHead[node]; wordHead[node] = id;
+      previous = word;
     }
-    this.next = next; this.fail = fail; this.out = out; this.lengths = lengths;
+    // children: nodes were made in sorted order, so each node's children come in order of char
+    var start = new Int32Array(count + 1);
+    for (var v = 1; v < count; v++) start[parent[v] + 1]++;
+    for (var s = 0; s < count; s++) start[s + 1] += start[s];
+    var fill = start.slice(0, count), childChar = new Uint16Array(Math.max(count - 1, 1)), childNode = new Int32Array(Math.max(count - 1, 1));
+    var root = new Int32Array(65536);
+    for (var c = 1; c < count; c++) {
+      var at = fill[parent[c]]++;
+      childChar[at] = chars[c]; childNode[at] = c;
+      if (parent[c] === 0) root[chars[c]] = c;
+    }
+    this.start = start; this.childChar = childChar; this.childNode = childNode; this.root = root;
+    // failure and dictionary links, breadth first (by depth)
+    var fail = new Int32Array(count), dict = new Int32Array(count).fill(0), byDepth = new Int32Array(count);
+    var maxDepth = 0;
+    for (var d = 0; d < count; d++) if (depth[d] > maxDepth) maxDepth = depth[d];
+    var firstOf = new Int32Array(maxDepth + 2);
+    for (var e = 0; e < count; e++) firstOf[depth[e] + 1]++;
+    for (var f = 0; f <= maxDepth; f++) firstOf[f + 1] += firstOf[f];
+    for (var g = 0; g < count; g++) byDepth[firstOf[depth[g]]++] = g;
+    this.fail = fail;
+    for (var q = 0; q < count; q++) {
+      var x = byDepth[q];
+      if (depth[x] <= 1) { fail[x] = 0; dict[x] = 0; continue; }
+      var back = fail[parent[x]], target = 0;
+      for (;;) {
+        target = this.child(back, chars[x]);
+        if (target || back === 0) break;
+        back = fail[back];
+      }
+      fail[x] = target;
+      dict[x] = wordHead[target] >= 0 ? target : dict[target];
+    }
+    this.dict = dict; this.depth = depth.slice(0, count); this.wordHead = wordHead.slice(0, count);
+    this.wordNext = wordNext;
+    this.maxLength = maxDepth;
   }
-  Automaton.prototype.step = function (node, ch) {
-    var child, next = this.next, fail = this.fail;
-    while ((child = next[node].get(ch)) === undefined && node) node = fail[node];
-    return child === undefined ? 0 : child;
+  Automaton.prototype.child = function (node, ch) {
+    if (node === 0) return this.root[ch];
+    var low = this.start[node], high = this.start[node + 1], chars = this.childChar;
+    if (high - low <= 8) {
+      for (var k = low; k < high; k++) { var c = chars[k]; if (c === ch) return this.childNode[k]; if (c > ch) return 0; }
+      return 0;
+    }
+    while (low < high) {
+      var mid = (low + high) >> 1;
+      if (chars[mid] < ch) low = mid + 1; else high = mid;
+    }
+    return low < this.start[node + 1] && chars[low] === ch ? this.childNode[low] : 0;
   };
+  Automaton.prototype.step = function (node, ch) {
+    for (;;) {
+      var next = this.child(node, ch);
+      if (next || node === 0) return next;
+      node = this.fail[node];
+    }
+  };
+  // The first node at or after `node` on the dictionary chain where a word ends (0: none).
+  Automaton.prototype.ends = function (node) { return this.wordHead[node] >= 0 ? node : this.dict[node]; };
   // The ids of the words found in text (a Set), or null.
   Automaton.prototype.find = function (text) {
-    var node = 0, found = null, out = this.out;
+    var node = 0, found = null;
     for (var i = 0; i < text.length; i++) {
       node = this.step(node, text.charCodeAt(i));
-      if (out[node].length) { if (!found) found = new Set(); for (var k = 0; k < out[node].length; k++) found.add(out[node][k]); }
+      for (var u = this.ends(node); u; u = this.dict[u]) {
+        if (!found) found = new Set();
+        for (var id = this.wordHead[u]; id >= 0; id = this.wordNext[id]) found.add(id);
+      }
     }
     return found;
   };
-  // The smallest start of a word found in the (already folded) text, or -1; only matches that
-  // end at or after `minEnd` count.
-  Automaton.prototype.firstStart = function (text, minEnd) {
-    var node = 0, best = -1, out = this.out, lengths = this.lengths;
+
+  // The automaton over a line's text with its white space folded as scanner.WRAP folds it (every
+  // run of spaces and tabs reads as one space), without building the folded text. Positions are
+  // in the folded text. Returns {first, state, head}: the smallest start of a word (or -1), the
+  // state after the line without its trailing white space, and that folded length.
+  Automaton.prototype.scanFolded = function (text) {
+    var node = 0, first = -1, position = 0, blank = false, head = 0, headState = 0;
     for (var i = 0; i < text.length; i++) {
-      node = this.step(node, text.charCodeAt(i));
-      var ids = out[node];
-      for (var k = 0; k < ids.length; k++) {
-        if (i < minEnd) continue;
-        var start = i - lengths[ids[k]] + 1;
-        if (best < 0 || start < best) best = start;
+      var ch = text.charCodeAt(i);
+      if (ch === 32 || ch === 9) {
+        if (blank) continue;
+        blank = true;
+        head = position; headState = node;
+        ch = 32;
+      } else blank = false;
+      node = this.step(node, ch);
+      if (first < 0 || position - this.maxLength < first) {
+        for (var u = this.ends(node); u; u = this.dict[u]) {
+          var begin = position - this.depth[u] + 1;
+          if (first < 0 || begin < first) first = begin;
+        }
       }
-      if (best >= 0 && i - best > 4096) break;
+      position++;
+    }
+    if (!blank) { head = position; headState = node; }
+    return { first: first, state: headState, head: head };
+  };
+
+  // A word that starts in a line (whose scan is `line`) and continues on the next one, joined by
+  // one space (a message wrapped at a space): its smallest start, or -1. As scanning the joined
+  // text (head + " " + the next line without its leading white space, folded) for words ending
+  // after the space, but only as far as a word begun in the line can reach.
+  Automaton.prototype.crossing = function (line, next) {
+    var node = line.state;
+    if (!this.depth[node]) return -1;
+    var best = -1, position = line.head, blank = true, i = 0;
+    node = this.step(node, 32);
+    position++;
+    while (i < next.length && (next.charCodeAt(i) === 32 || next.charCodeAt(i) === 9)) i++;
+    for (; i < next.length; i++) {
+      var ch = next.charCodeAt(i);
+      if (ch === 32 || ch === 9) { if (blank) continue; blank = true; ch = 32; } else blank = false;
+      node = this.step(node, ch);
+      // a word that began in the line must still be in the state
+      if (position - this.depth[node] + 1 >= line.head) break;
+      for (var u = this.ends(node); u; u = this.dict[u]) {
+        var begin = position - this.depth[u] + 1;
+        if (begin < line.head && (best < 0 || begin < best)) best = begin;
+      }
+      position++;
     }
     return best;
   };
+
+  // Whether any word occurs in the text with its white space folded.
+  Automaton.prototype.inFolded = function (text) { return this.scanFolded(text).first >= 0; };
 
   // -- lines ----------------------------------------------------------------------------------
   function compileRules(rules) {
@@ -93,7 +190,16 @@
       for (var m = 0; m < marks.length; m++) if (line.indexOf(marks[m]) >= 0) { needed = true; break; }
       if (needed) line = line.replace(decoration[i][0], decoration[i][1]);
     }
-    return line.replace(/[ \t\f\v]+$/, "");
+    return trimEnd(line, " \t\f\v");
+  }
+
+  // The text without the given characters at its end (or, with `both`, at its start too). Written
+  // out: a RegExp such as /[ \t]+$/ retries from every blank of a long run, quadratic in its length.
+  function trimEnd(text, chars, both) {
+    var start = 0, end = text.length;
+    while (end > 0 && chars.indexOf(text.charAt(end - 1)) >= 0) end--;
+    while (both && start < end && chars.indexOf(text.charAt(start)) >= 0) start++;
+    return start === 0 && end === text.length ? text : text.slice(start, end);
   }
 
   function parseLine(raw, rules, limits, decoration) {
@@ -108,7 +214,7 @@
         if (kind === "rank") rank = parseInt(m[1], 10);
         else if (kind === "host") host = m[1];
         else if (kind === "host+device") { host = m[1]; if (rank === null) rank = parseInt(m[2], 10); }
-        else if (kind === "time" && time === null) time = (m.length > 1 && m[1] !== undefined ? m[1] : m[0]).replace(/^[ \t\[\]:]+|[ \t\[\]:]+$/g, "");
+        else if (kind === "time" && time === null) time = trimEnd(m.length > 1 && m[1] !== undefined ? m[1] : m[0], " \t[]:", true);
         text = text.slice(m[0].length);
         applied = true;
         break;
@@ -638,13 +744,39 @@
   }
 
   // -- the compiled catalogue --------------------------------------------------------------------
-  // RE2's "." matches any character but "\n"; JavaScript's also refuses "\r", "\u2028" and "\u2029".
-  // A line never holds "\n", so the dotAll flag makes both engines agree on every line.
-  function signatureRegExp(source) { return new RegExp(source, "s"); }
+  // Signature regexes run on RE2JS (re2js.js, vendored from npm): the JavaScript port of RE2, in
+  // linear time like the command line's RE2, and with RE2's reading of every regex (code points,
+  // not UTF-16 units; "." is anything but "\n", without the DOTALL flag, exactly as RE2's
+  // default). JavaScript's backtracking RegExp could take exponential time on a pattern that
+  // RE2 proves linear, such as "( |.)*" or six {word}s in a row. In a worker the page loads
+  // re2js.js with importScripts before this file; Node finds it beside this file.
+  var RE2 = null;
+  function engine() {
+    if (RE2 === null) {
+      var lib = root.RE2JS || (typeof require === "function" ? require("./re2js.js") : null);
+      if (!lib || !lib.RE2JS) throw new Error("the regular-expression engine (re2js.js) is not loaded");
+      RE2 = lib.RE2JS;
+    }
+    return RE2;
+  }
+
+  // A signature's regex, compiled on first use: a site of 10,000 entries has 20,000 of them and
+  // a log touches few; compiling them all would hold the page for seconds.
+  function SignatureRegex(source, where) { this.source = source; this.where = where; this.compiled = null; }
+  SignatureRegex.prototype.test = function (text) {
+    if (this.compiled === null) {
+      try {
+        this.compiled = engine().compile(this.source, 0);
+      } catch (error) {
+        throw new Error(this.where + " does not compile: " + (error && error.message || error));
+      }
+    }
+    return this.compiled.test(text);
+  };
 
   // scanner.prefilter_regex in the browser: anchors with their runs of spaces folded to one
-  // space, found in text whose white space is folded the same way (a run with at most one line
-  // break counts as one space, so a message wrapped at a space is found across the break).
+  // space, found in text whose white space is folded the same way (Automaton.scanFolded; a
+  // message wrapped at a space is found across the break by Automaton.crossing).
   function foldAnchor(anchor) { return anchor.split(/[ \t]+/).join(" "); }
 
   function Matcher(data) {
@@ -656,12 +788,14 @@
     this.fingerprint = data.fingerprint ? new RegExp(data.fingerprint) : null;
     var eventAnchors = data.event_anchors || [];
     var anchors = [], byAnchor = [], position = new Map();
+    engine();
     this.signatures = data.signatures.map(function (s) {
+      var where = "signature " + (s.index + 1) + " of entry " + s.entry;
       var sig = {
         entry: s.entry, index: s.index, specificity: s.specificity, within: s.within || data.limits.default_within,
         multiline: s.steps.length > 1,
-        steps: s.steps.map(function (p) { return signatureRegExp(p[0]); }),
-        unless: (s.unless || []).map(function (p) { return signatureRegExp(p[0]); })
+        steps: s.steps.map(function (p) { return new SignatureRegex(p[0], where); }),
+        unless: (s.unless || []).map(function (p) { return new SignatureRegex(p[0], where + " (unless)"); })
       };
       s.steps.concat(s.unless || []).forEach(function (p) {
         var anchor = p[1];
@@ -694,12 +828,6 @@
       if (!(sat.exceptionsDead && matcher.exceptionAnchors.has(a))) live.add(foldAnchor(a));
     });
     return new Automaton(Array.from(live));
-  }
-
-  // Fold white space: every run of spaces and tabs, with at most one line break in it, becomes
-  // one space (as scanner.WRAP).
-  function fold(text) {
-    return text.replace(/[ \t]*\n[ \t]*|[ \t]+/g, " ");
   }
 
   Matcher.prototype.candidates = function (text) {
@@ -761,77 +889,134 @@
     return found;
   }
 
-  // Scan a whole log text, as scanner.Scanner does. `progress(fraction)` is called now and then.
-  Matcher.prototype.scan = function (text, progress) {
-    var limits = this.limits, rules = this.rules, decoration = this.decoration;
-    var perSig = new Map(), hitLines = new Map(), model = new LogModel();
-    model.fingerprint = this.fingerprint;
-    model.exceptionKinds = this.exceptionKinds;
-    var self = this, check = limits.saturation_check || 65536;
-    var sat = { saturated: new Set(), dead: new Set(), pending: false, next: check, exceptionsDead: false };
-    this.prefilter = this.fullPrefilter;
-    var lines = text.split("\n");
-    if (lines.length && lines[lines.length - 1] === "") lines.pop();
-    var minWrapped = limits.min_wrapped || 40;
-    for (var n = 0; n < lines.length; n++) {
-      if (progress && n && n % 20000 === 0) progress(n / lines.length);
-      var raw = lines[n];
-      var within = this.prefilter.firstStart(fold(raw), 0);
-      var span = 1;
-      if (n + 1 < lines.length) {
-        // an anchor that starts on this line and continues on the next (wrapped at a space)
-        var head = fold(raw.replace(/[ \t]+$/, ""));
-        var joint = head + " " + fold(lines[n + 1].replace(/^[ \t]+/, ""));
-        var crossing = this.prefilter.firstStart(joint, head.length + 1);
-        if (crossing >= 0 && crossing < head.length && (within < 0 || crossing <= within)) span = 2;
-      }
-      if (within < 0 && span === 1) continue;
-      if (n >= sat.next) {
-        sat.next = (Math.floor(n / check) + 1) * check;
-        if (sat.pending || (model.saturated() && !sat.exceptionsDead)) {
-          sat.exceptionsDead = model.saturated();
-          this.prefilter = livePrefilter(this, sat);
-          sat.pending = false;
-          n--;
-          continue;   // look at this line again with the smaller prefilter
-        }
-      }
-      var physical = lines.slice(n, n + span);
-      var line = joinLines(physical, rules, limits, decoration);
-      var sigs = this.candidates(line.text).sigs;
-      if (sigs.length && span === 1 && n + 1 < lines.length && Array.from(line.text).length >= minWrapped &&
-          this.prefilter.firstStart(fold(lines[n + 1]), 0) < 0 && !sigs.some(function (s) { return s.steps.some(function (r) { return r.test(line.text); }); })) {
-        var joined = joinLines([raw, lines[n + 1]], rules, limits, decoration, true);
-        if (joined.text.length > line.text.length && sigs.some(function (s) { return s.steps.some(function (r) { return r.test(joined.text); }); })) {
-          line = joined;
-        }
-      }
-      // an event line holds an event anchor as printed (a rich frame's box is part of it)
-      if (this.candidates(physical.join("\n")).event) {
-        var event = recognise(line.text, this.events);
-        if (event) model.feed(n, line, event[0], event[1]);
-      }
-      var keptLine = false;
-      for (var c = 0; c < sigs.length; c++) {
-        var bucket = perSig.get(sigs[c]);
-        if (!bucket) { bucket = []; perSig.set(sigs[c], bucket); }
-        if (bucket.length < limits.max_hits_per_signature) {
-          bucket.push([n, line]); keptLine = true;
-          if (bucket.length === limits.max_hits_per_signature) {
-            sat.saturated.add(sigs[c]);
-            (self.anchorsOf.get(sigs[c]) || []).forEach(function (id) {
-              if (!sat.dead.has(id) && self.byAnchor[id].every(function (s) { return sat.saturated.has(s); })) {
-                sat.dead.add(id); sat.pending = true;
-              }
-            });
-          }
-        }
-      }
-      if (keptLine) hitLines.set(n, line);
-      n += span - 1;
+  // -- reading a log: scanner.Scanner, fed as the text arrives --------------------------------------
+  // A partial line longer than this (UTF-16 units) keeps only its start, as the command line keeps
+  // only the start of a line longer than its 4 MiB chunk: the scan's memory is a chunk, a partial
+  // line and bounded evidence, whatever the size of the log.
+  var MAX_PARTIAL = 1 << 22;
+
+  // `matcher.start()` → a scan; `scan.feed(text)` as often as text arrives (any split, even inside
+  // a line); `scan.finish(top)` → the report, the same as `matcher.report(wholeText, top)`.
+  function Scan(matcher) {
+    this.matcher = matcher;
+    this.perSig = new Map(); this.hitLines = new Map(); this.model = new LogModel();
+    this.model.fingerprint = matcher.fingerprint;
+    this.model.exceptionKinds = matcher.exceptionKinds;
+    // saturation (scanner.SATURATION_CHECK): this scan's own prefilter loses dead anchors
+    this.check = matcher.limits.saturation_check || 65536;
+    this.sat = { saturated: new Set(), dead: new Set(), pending: false, next: this.check, exceptionsDead: false };
+    this.prefilter = matcher.fullPrefilter;
+    this.partial = "";          // the line being read (no "\n" yet)
+    this.dropping = false;      // past MAX_PARTIAL in that line: drop until its end
+    this.pending = null;        // the last complete line, waiting for the one after it
+    this.lines = 0;             // lines taken
+    this.skip = false;          // the next line was read with the one before it (a wrapped anchor)
+    this.chars = 0;             // characters fed
+    this.done = null;
+  }
+
+  Matcher.prototype.start = function () { return new Scan(this); };
+
+  Scan.prototype.feed = function (text) {
+    if (this.done) throw new Error("this scan is finished");
+    if (!text) return;
+    this.chars += text.length;
+    var from = 0;
+    for (;;) {
+      var newline = text.indexOf("\n", from);
+      if (newline < 0) { this.extend(from ? text.slice(from) : text); return; }
+      if (this.partial || this.dropping) {
+        this.extend(text.slice(from, newline));
+        var whole = this.partial;
+        this.partial = ""; this.dropping = false;
+        this.complete(whole);
+      } else this.complete(text.slice(from, newline));
+      from = newline + 1;
     }
+  };
+
+  Scan.prototype.extend = function (piece) {
+    if (this.dropping || !piece) return;
+    this.partial += piece;
+    if (this.partial.length > MAX_PARTIAL) { this.partial = this.partial.slice(0, MAX_PARTIAL); this.dropping = true; }
+  };
+
+  Scan.prototype.complete = function (raw) {
+    if (raw.length > MAX_PARTIAL) raw = raw.slice(0, MAX_PARTIAL);
+    if (this.pending !== null) this.take(this.pending, raw);
+    this.pending = raw;
+  };
+
+  // One line of the log, with the line after it (undefined at the end), as scanner._scan_block.
+  Scan.prototype.take = function (raw, next) {
+    var n = this.lines++;
+    if (this.skip) { this.skip = false; return; }
+    var m = this.matcher, limits = m.limits, rules = m.rules, decoration = m.decoration, sat = this.sat;
+    var scanned, within, span;
+    for (;;) {
+      scanned = this.prefilter.scanFolded(raw); within = scanned.first; span = 1;
+      if (next !== undefined) {
+        // an anchor that starts on this line and continues on the next (wrapped at a space)
+        var crossing = this.prefilter.crossing(scanned, next);
+        if (crossing >= 0 && (within < 0 || crossing <= within)) span = 2;
+      }
+      if (within < 0 && span === 1) return;
+      if (n < sat.next) break;
+      sat.next = (Math.floor(n / this.check) + 1) * this.check;
+      if (!(sat.pending || (this.model.saturated() && !sat.exceptionsDead))) break;
+      sat.exceptionsDead = this.model.saturated();
+      this.prefilter = livePrefilter(m, sat);
+      sat.pending = false;   // and look at this line again with the smaller prefilter
+    }
+    var physical = span === 2 ? [raw, next] : [raw];
+    var line = joinLines(physical, rules, limits, decoration);
+    var sigs = m.candidates(line.text).sigs;
+    if (sigs.length && span === 1 && next !== undefined && Array.from(line.text).length >= (limits.min_wrapped || 40) &&
+        !this.prefilter.inFolded(next) && !sigs.some(function (s) { return s.steps.some(function (r) { return r.test(line.text); }); })) {
+      var joined = joinLines([raw, next], rules, limits, decoration, true);
+      if (joined.text.length > line.text.length && sigs.some(function (s) { return s.steps.some(function (r) { return r.test(joined.text); }); })) {
+        line = joined;
+      }
+    }
+    // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    if (m.candidates(physical.join("\n")).event) {
+      var event = recognise(line.text, m.events);
+      if (event) this.model.feed(n, line, event[0], event[1]);
+    }
+    if (sigs.length) {
+      var kept = false;
+      for (var c = 0; c < sigs.length; c++) {
+        var bucket = this.perSig.get(sigs[c]);
+        if (!bucket) { bucket = []; this.perSig.set(sigs[c], bucket); }
+        if (bucket.length < limits.max_hits_per_signature) {
+          bucket.push([n, line]); kept = true;
+          if (bucket.length === limits.max_hits_per_signature) this.saturate(sigs[c]);
+        }
+      }
+      // a line in no bucket can be in no match: keeping it would grow with the log
+      if (kept) this.hitLines.set(n, line);
+    }
+    if (span === 2) this.skip = true;
+  };
+
+  Scan.prototype.saturate = function (sig) {
+    var m = this.matcher, sat = this.sat;
+    sat.saturated.add(sig);
+    (m.anchorsOf.get(sig) || []).forEach(function (id) {
+      if (!sat.dead.has(id) && m.byAnchor[id].every(function (s) { return sat.saturated.has(s); })) {
+        sat.dead.add(id); sat.pending = true;
+      }
+    });
+  };
+
+  // The scan as the ranking reads it ({linesScanned, matches, hitLines, matchLines, model}).
+  Scan.prototype.result = function () {
+    if (this.done) return this.done;
+    if (this.partial || this.dropping) { var last = this.partial; this.partial = ""; this.dropping = false; this.complete(last); }
+    if (this.pending !== null) { this.take(this.pending, undefined); this.pending = null; }
+    var limits = this.matcher.limits, perSig = this.perSig, hitLines = this.hitLines;
     var matches = [], kept = new Set(), matchLines = new Map();
-    this.signatures.forEach(function (sig) {
+    this.matcher.signatures.forEach(function (sig) {
       var numbered = perSig.get(sig);
       if (!numbered) return;
       var all = findMatches(sig, numbered, false);
@@ -849,7 +1034,23 @@
       return a.lines[0] - b.lines[0] || (a.sig.entry < b.sig.entry ? -1 : a.sig.entry > b.sig.entry ? 1 : 0) || a.sig.index - b.sig.index;
     });
     hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
-    return { linesScanned: lines.length, matches: matches, hitLines: hitLines, matchLines: matchLines, model: model };
+    this.perSig = null;
+    this.done = { linesScanned: this.lines, matches: matches, hitLines: hitLines, matchLines: matchLines, model: this.model };
+    return this.done;
+  };
+
+  Scan.prototype.finish = function (top) { return this.matcher.reportOf(this.result(), top); };
+
+  // Scan a whole log text, as scanner.Scanner does: fed in slices, as a file arrives.
+  // `progress(fraction)` is called after each slice.
+  var SLICE = 1 << 18;
+  Matcher.prototype.scan = function (text, progress) {
+    var scan = this.start();
+    for (var from = 0; from < text.length; from += SLICE) {
+      scan.feed(text.slice(from, from + SLICE));
+      if (progress && from + SLICE < text.length) progress((from + SLICE) / text.length);
+    }
+    return scan.result();
   };
 
   // ranking.findings_of
@@ -1000,7 +1201,10 @@
   }
 
   Matcher.prototype.report = function (text, top, progress) {
-    var scan = this.scan(text, progress);
+    return this.reportOf(this.scan(text, progress), top);
+  };
+
+  Matcher.prototype.reportOf = function (scan, top) {
     var incident = this.rank(scan);
     var infos = this.data.entries, limits = this.limits;
     top = top == null ? 5 : top;
@@ -1021,7 +1225,7 @@
   };
 
   var api = { Matcher: Matcher, parseLine: parseLine, compileRules: compileRules, compileDecoration: compileDecoration,
-              undecorate: undecorate, Automaton: Automaton, timeKey: timeKey };
+              undecorate: undecorate, Automaton: Automaton, timeKey: timeKey, SignatureRegex: SignatureRegex };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseMatcher = api;
 })(typeof self !== "undefined" ? self : this);
