@@ -76,7 +76,7 @@ class Cli:
 
     name = "rootcause CLI"
 
-    def __init__(self, project):
+    def __init__(self):
         from rootcause.commands.diagnose import _from_project, possible_entries
 
         self.signatures, self.infos, self.consequences, _, self.index = _from_project(REPO)
@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         case["_part"] = "seen" if _canonical(str(case.get("source", ""))) in cited else "unseen"
 
     systems = []
-    cli = Cli(project)
+    cli = Cli()
     cli_reports = [cli.report(c["text"]) for c in cases]
     systems.append((cli.name, [answer(r) for r in cli_reports], True))
     if not args.no_browser:

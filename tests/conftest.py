@@ -3,14 +3,33 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import sys
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SEED_ENTRY = REPO / "entries" / "zero3-state-dict-saved-without-gathering.yaml"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for `serve`)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def fetch(url: str) -> tuple[int, str]:
+    """(status, body) of a GET, HTTP errors included."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
 
 
 def run_cli(*args: str, cwd: Path = REPO, stdin: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -192,7 +192,7 @@ class LogModel:
         elif kind == "report-root":
             self._root_next = True
         elif kind == "report-field":
-            self._report_field(number, line, groups)
+            self._report_field(number, groups)
         elif kind == "watchdog":
             self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
                                                    "timeout_ms": int(groups[2]), "line": number})
@@ -262,7 +262,7 @@ class LogModel:
                                      exitcode=int(code.group(1)) if code else None, message=_cut(groups[2]))
         self.launcher.append(record)
 
-    def _report_field(self, number: int, line: LogLine, groups: tuple) -> None:
+    def _report_field(self, number: int, groups: tuple) -> None:
         name, value = groups[0], groups[1].strip()
         if name == "time":
             if len(self.launcher) >= MAX_LAUNCHER_RECORDS:
@@ -406,7 +406,7 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
         # middle of a traceback: the errors were caught and printed (traceback.print_exc, logging)
         handled, unknown = unknown, []
     events = [e for f in causes for e in _cause_events(f, hit_lines)] + [_unknown_event(u) for u in unknown]
-    first = _first_failure(events, model, consequences)
+    first = _first_failure(events, model)
     if first is not None and first.get("entry"):
         causes.sort(key=lambda f: (f.entry != first["entry"], -f.score, f.first_line, f.entry))
     else:
@@ -467,7 +467,7 @@ def _unknown_event(failure: Failure) -> dict:
             "time": failure.time, "entry": None, "text": failure.text, "location": failure.location}
 
 
-def _first_failure(events: list[dict], model: LogModel, consequences: list) -> dict | None:
+def _first_failure(events: list[dict], model: LogModel) -> dict | None:
     """The earliest cause event, by the evidence the log offers; None when there is no cause."""
     if not events:
         return None

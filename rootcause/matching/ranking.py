@@ -142,7 +142,7 @@ def _entry_json(finding: Finding, report: Report, infos: dict[str, EntryInfo]) -
         "title": info.title if info else finding.entry,
         "summary": info.summary if info else "",
         "url": info.url if info else "",
-        "role": "cause" if finding.persisted else (info.role if info else "cause"),
+        "role": _role(finding, infos),
         "confidence": finding.confidence,
         "confidence_text": CONFIDENCE_WORDS[finding.confidence],
         "score": finding.score,

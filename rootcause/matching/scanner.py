@@ -116,7 +116,7 @@ class Scanner:
         self._next_check = SATURATION_CHECK
         self._exceptions_dead = False
 
-    def _saturate(self, sig: CompiledSignature, per_signature: dict) -> None:
+    def _saturate(self, sig: CompiledSignature) -> None:
         self._saturated.add(id(sig))
         for anchor in self._anchors_of.get(id(sig), ()):
             if anchor not in self._dead and all(id(s) in self._saturated
@@ -246,7 +246,7 @@ class Scanner:
                 bucket.append((number, line))
                 kept = True
                 if len(bucket) == MAX_HITS_PER_SIGNATURE:
-                    self._saturate(sig, per_signature)
+                    self._saturate(sig)
         if kept:   # a line no bucket has room for is not kept either: memory stays bounded
             report.hit_lines[number] = line
 

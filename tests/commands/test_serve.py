@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
-from conftest import SEED_ENTRY
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def fetch(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
+from conftest import SEED_ENTRY, fetch, free_port
 
 
 def wait_for(predicate, timeout: float = 30.0):

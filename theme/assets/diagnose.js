@@ -68,26 +68,10 @@
     return (text + " " + location).trim();
   }
 
-  var searchIndex = null;
-  function index() {
-    if (!searchIndex) {
-      searchIndex = new Promise(function (resolve, reject) {
-        var script = document.createElement("script");
-        script.src = document.body.getAttribute("data-search");
-        script.onload = function () {
-          resolve(new window.RootcauseSearch.Index(root + "search/", root + document.body.getAttribute("data-manifest")));
-        };
-        script.onerror = reject;
-        document.head.appendChild(script);
-      });
-    }
-    return searchIndex;
-  }
-
   // The "possibly related" tier: the site's own search index, asked about each unexplained error.
   function possible(report, into) {
     if (!report.unknown.length) return;
-    index().then(function (idx) {
+    window.RootcauseSite.searchIndex().then(function (idx) {
       return Promise.all(report.unknown.map(function (u) { return idx.query(queryText(u), 6); }));
     }).then(function (lists) {
       var section = null;

@@ -371,7 +371,7 @@
     } else if (kind === "report-root") {
       this.rootNext = true;
     } else if (kind === "report-field") {
-      this.reportField(number, line, groups);
+      this.reportField(number, groups);
     } else if (kind === "watchdog") {
       if (!this.watchdog.has(line.stream)) this.watchdog.set(line.stream, { seq: parseInt(groups[0], 10), op: groups[1], line: number });
     } else if (kind === "lagging") {
@@ -413,7 +413,7 @@
     Object.keys(fields).forEach(function (k) { r[k] = fields[k] === undefined ? null : fields[k]; });
     return r;
   }
-  LogModel.prototype.reportField = function (number, line, groups) {
+  LogModel.prototype.reportField = function (number, groups) {
     var name = groups[0], value = groups[1].trim();
     if (name === "time") {
       if (this.launcher.length >= MAX_LAUNCHER_RECORDS) { this.record = null; return; }
@@ -1079,6 +1079,9 @@
     return findings;
   }
 
+  // ranking._role: an entry's role, but a warning that persisted is a cause
+  function roleOf(f, infos) { return f.persisted ? "cause" : ((infos[f.entry] || [])[4] || "cause"); }
+
   function causesFirst(findings, consequences, roles) {
     var order = findings.slice();
     for (var round = 0; round < order.length * order.length + 1; round++) {
@@ -1106,7 +1109,7 @@
     var infos = this.data.entries;
     var incident = buildIncident(scan.model, findingsOf(scan), infos, scan.hitLines);
     var roles = {};
-    incident.findings.forEach(function (f) { roles[f.entry] = f.persisted ? "cause" : ((infos[f.entry] || [])[4] || "cause"); });
+    incident.findings.forEach(function (f) { roles[f.entry] = roleOf(f, infos); });
     incident.findings = causesFirst(incident.findings, this.data.consequences, roles);
     return incident;
   };
@@ -1132,7 +1135,7 @@
     var sigs = Array.from(new Set(f.matches.map(function (m) { return m.sig.index + 1; }))).sort(function (a, b) { return a - b; });
     return {
       entry: f.entry, title: info ? info[0] : f.entry, summary: info ? info[1] : "", url: info ? info[2] : "",
-      role: f.persisted ? "cause" : (info ? (info[4] || "cause") : "cause"),
+      role: roleOf(f, infos),
       confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
       ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
       more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info[3] : ""

@@ -60,6 +60,9 @@
     return searchIndex;
   }
 
+  // the diagnose page asks the same index for entries related to an unexplained error
+  window.RootcauseSite = { searchIndex: index };
+
   function resultItem(hit, idPrefix, n) {
     var a = document.createElement("a");
     a.href = rootPath + "entries/" + hit.id + "/";
