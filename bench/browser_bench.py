@@ -82,7 +82,7 @@ def queries_for(synth, rng: random.Random) -> dict[str, str]:
     """A pasted error line, a short phrase and an identifier, from real synthetic entries."""
     i = rng.randrange(synth.n)
     entry = synth.entry(i)
-    example = entry["signatures"][0]["examples"][0].splitlines()[-1]
+    example = entry["signatures"][0]["examples"][0]["log"].splitlines()[-1]
     words = entry["title"].split()
     return {"pasted error line": example, "three words": " ".join(words[1:4]).lower(),
             "identifier": synth.functions[rng.randrange(synth.n)].strip("_")}
@@ -210,7 +210,7 @@ def diagnose_log(synth, size: int, work: Path) -> tuple[str, list[str]]:
 
     rng = random.Random(9)
     chosen = sorted(rng.sample(range(synth.n), 5))
-    failures = [synth.entry(i)["signatures"][0]["examples"][0] for i in chosen]
+    failures = [synth.entry(i)["signatures"][0]["examples"][0]["log"] for i in chosen]
     words = [(rng.choice(COMPONENTS), fn, rng.choice(OBJECTS)) for fn in synth.functions]
     path = work / f"browser-{synth.n}-{size}.log"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     # failures to inject: examples of 6 entries (one multi-line if there is one)
     rng = random.Random(5)
     chosen = rng.sample(sorted(catalog.entries), 6)
-    failures = [catalog.entries[i].entry.signatures[0].examples[0] for i in chosen]
+    failures = [catalog.entries[i].entry.signatures[0].examples[0].log for i in chosen]
 
     results = {}
     rows = []

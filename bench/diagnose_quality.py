@@ -147,7 +147,7 @@ class Bm25:
         for entry_id in self.ids:
             e = catalog.entries[entry_id].entry
             parts = [e.title, plain(e.summary), plain(e.root_cause)]
-            parts += [s.display for s in e.signatures] + [x for s in e.signatures for x in s.examples]
+            parts += [s.display for s in e.signatures] + [x for s in e.signatures for x in s.example_logs]
             parts += [plain(s.observed) for s in e.symptoms]
             docs.append(self.tokens(" ".join(parts)))
         self.bm25 = BM25Okapi(docs)

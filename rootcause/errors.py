@@ -48,6 +48,8 @@ CODES: dict[str, str] = {
     "E039": "pattern that JavaScript reads differently from RE2 (a class beyond U+FFFF, a lone surrogate)",
     "E040": "content page is malformed",
     "E041": "template error",
+    "E042": "a log example does not say where it comes from (posted, reproduced or assembled)",
+    "E043": "a log example's origin does not name what it must (a URL, the versions, the source file)",
     "E050": "output folder is unsafe",
     "E051": "the output folder, the schema or a new entry cannot be written",
     "E052": "another build is writing the output folder",

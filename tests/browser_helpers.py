@@ -51,11 +51,12 @@ signatures:
   - pattern: "CUDA out of memory. Tried to allocate {float} {word}"
     source: c10/cuda/CUDACachingAllocator.cpp, `DeviceCachingAllocator::malloc`.
     examples:
-      - |
-        [rank3]: Traceback (most recent call last):
-        [rank3]:   File "/workspace/train.py", line 181, in main
-        [rank3]:     loss.backward()
-        [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 77.93 GiB memory in use. Of the allocated memory 75.02 GiB is allocated by PyTorch, and 1.37 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+      - log: |
+          [rank3]: Traceback (most recent call last):
+          [rank3]:   File "/workspace/train.py", line 181, in main
+          [rank3]:     loss.backward()
+          [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 77.93 GiB memory in use. Of the allocated memory 75.02 GiB is allocated by PyTorch, and 1.37 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)
+        assembled: "a fixture written for the tests (tests/browser_helpers.py)"
     counter_examples:
       - "[2025-03-02 10:14:07,113] [WARNING] [stage3.py:2140:step] 4 pytorch allocator cache flushes since last step. this happens when there is high memory pressure and is detrimental to performance."
 symptoms:
@@ -92,9 +93,10 @@ signatures:
   - pattern: "Watchdog caught collective operation timeout: WorkNCCL(SeqNum={int}, OpType={name}{any}) ran for {int} milliseconds before timing out."
     source: torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp, `WorkNCCL::checkTimeout`.
     examples:
-      - |
-        [rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
-        [rank1]:[E626 06:24:44.906512215 ProcessGroupNCCL.cpp:630] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+      - log: |
+          [rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
+          [rank1]:[E626 06:24:44.906512215 ProcessGroupNCCL.cpp:630] [Rank 1] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.
+        assembled: "a fixture written for the tests (tests/browser_helpers.py)"
     counter_examples:
       - "[rank0]:[W1104 02:58:11.100215770 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to perform barrier as devices used by this process are currently unknown. This can potentially cause a hang if this rank to GPU mapping is incorrect."
 root_cause: |
@@ -127,23 +129,24 @@ signatures:
     within: 12
     source: torch/distributed/elastic/multiprocessing/errors/__init__.py, `ChildFailedError.format_msg`.
     examples:
-      - |
-        torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-        ============================================================
-        train.py FAILED
-        ------------------------------------------------------------
-        Failures:
-          <NO_OTHER_FAILURES>
-        ------------------------------------------------------------
-        Root Cause (first observed failure):
-        [0]:
-          time      : 2024-05-14_10:31:07
-          host      : gpu-node-3
-          rank      : 1 (local_rank: 1)
-          exitcode  : -9 (pid: 2382)
-          error_file: <N/A>
-          traceback : Signal 9 (SIGKILL) received by PID 2382
-        ============================================================
+      - log: |
+          torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+          ============================================================
+          train.py FAILED
+          ------------------------------------------------------------
+          Failures:
+            <NO_OTHER_FAILURES>
+          ------------------------------------------------------------
+          Root Cause (first observed failure):
+          [0]:
+            time      : 2024-05-14_10:31:07
+            host      : gpu-node-3
+            rank      : 1 (local_rank: 1)
+            exitcode  : -9 (pid: 2382)
+            error_file: <N/A>
+            traceback : Signal 9 (SIGKILL) received by PID 2382
+          ============================================================
+        assembled: "a fixture written for the tests (tests/browser_helpers.py)"
     counter_examples:
       - |
         Root Cause (first observed failure):
@@ -181,11 +184,12 @@ signatures:
       - pattern: "Unexpected bus error encountered in worker"
     source: torch/utils/data/dataloader.py, `_MultiProcessingDataLoaderIter._try_get_data`.
     examples:
-      - |
-        Traceback (most recent call last):
-          File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1132, in _try_get_data
-            data = self._data_queue.get(timeout=timeout)
-        RuntimeError: DataLoader worker (pid(s) 31337) exited unexpectedly
+      - log: |
+          Traceback (most recent call last):
+            File "/usr/lib/python3.10/site-packages/torch/utils/data/dataloader.py", line 1132, in _try_get_data
+              data = self._data_queue.get(timeout=timeout)
+          RuntimeError: DataLoader worker (pid(s) 31337) exited unexpectedly
+        assembled: "a fixture written for the tests (tests/browser_helpers.py)"
     counter_examples:
       - |
         ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).

@@ -122,7 +122,7 @@ def _check_examples(shown: str, located: Located, i: int, signature: Signature,
                     compiled: CompiledSignature) -> list[Diagnostic]:
     """A signature must match each of its examples and none of its counter-examples."""
     problems = []
-    for j, example in enumerate(signature.examples):
+    for j, example in enumerate(signature.example_logs):
         if not find_matches(compiled, parse_text(example)):
             line, col = located.where(("signatures", i, "examples", j))
             problems.append(Diagnostic(shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}",
@@ -247,7 +247,7 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
     problems = []
     for entry_id, loaded in catalog.entries.items():
         for i, signature in enumerate(loaded.entry.signatures):
-            for j, example in enumerate(signature.examples):
+            for j, example in enumerate(signature.example_logs):
                 numbered = parse_text(example)
                 candidates = {sig.entry_id: sig for _n, line in numbered for sig in index.candidates(line.text)
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -88,6 +89,78 @@ class Matcher(Strict):
         return compile_pattern(self.pattern) if self.pattern is not None else compile_regex(self.regex)  # type: ignore[arg-type]
 
 
+def _example_from_text(value: Any) -> Any:
+    """A bare string is read as a log without an origin, so `check` can point at it (E042)."""
+    return {"log": value} if isinstance(value, str) else value
+
+
+#: The three ways an example can be true, and what each must name.
+ORIGINS = ("posted", "reproduced", "assembled")
+_VERSION = re.compile(r"\d+\.\d+")
+_SOURCE_FILE = re.compile(r"[\w./-]+\.(?:py|pyx|cc|cpp|cu|cuh|c|h|hpp|rs|go|sh|js|ts)\b")
+
+
+class LogExample(Strict):
+    """One log excerpt and where it comes from: exactly one of `posted`, `reproduced`, `assembled`.
+
+    The site labels each example by its origin, so a reader knows whether a release really
+    printed it; only `posted` and `reproduced` are shown as real logs.
+    """
+
+    log: Text = Field(description="The excerpt exactly as printed: traceback frames, rank prefixes, timestamps.")
+    posted: str | None = Field(None, description="The address of the public thread or page where this output was "
+                               "posted (a comment link is best).")
+    reproduced: str | None = Field(None, description="Reproduced by the authors: the exact versions and the command, "
+                                   "e.g. 'torch 2.13.0+cpu, Python 3.12: torchrun --nproc-per-node 2 repro.py'.")
+    assembled: str | None = Field(None, description="Assembled from the source, not copied from a run: the upstream "
+                                  "file and line or function each printed line comes from.")
+
+    _posted = field_validator("posted")(lambda cls, v: v if v is None else check_url(v))
+
+    @field_validator("reproduced")
+    @classmethod
+    def _names_versions(cls, value: str | None) -> str | None:
+        if value is not None and not _VERSION.search(value):
+            raise PydanticCustomError("origin", "'reproduced' must name the versions it was reproduced with",
+                                      {"code": "E043", "hint": "e.g. 'torch 2.13.0+cpu, Python 3.12: torchrun "
+                                       "--nproc-per-node 2 repro.py'"})
+        return value
+
+    @field_validator("assembled")
+    @classmethod
+    def _names_source_file(cls, value: str | None) -> str | None:
+        if value is not None and not _SOURCE_FILE.search(value):
+            raise PydanticCustomError("origin", "'assembled' must name the upstream source file the text comes from",
+                                      {"code": "E043", "hint": "e.g. 'torch/distributed/elastic/multiprocessing/"
+                                       "errors/__init__.py, ChildFailedError.format_msg'"})
+        return value
+
+    @model_validator(mode="after")
+    def _one_origin(self) -> "LogExample":
+        given = [name for name in ORIGINS if getattr(self, name) is not None]
+        if len(given) != 1:
+            found = "none" if not given else " and ".join(given)
+            raise PydanticCustomError(
+                "origin", "a log example must say where it comes from with exactly one of posted, reproduced or "
+                "assembled (found {found})",
+                {"found": found, "code": "E042",
+                 "hint": "write the example as 'log: |' plus 'posted: <thread URL>', 'reproduced: <versions and "
+                         "command>' or 'assembled: <upstream file and line>'"})
+        return self
+
+    @property
+    def origin(self) -> str:
+        return next(name for name in ORIGINS if getattr(self, name) is not None)
+
+    @property
+    def real(self) -> bool:
+        """Printed by a release: posted in a thread or reproduced here."""
+        return self.assembled is None
+
+
+LogExampleItem = Annotated[LogExample, BeforeValidator(_example_from_text)]
+
+
 class Signature(Strict):
     """A searchable error text with the real log lines it must match.
 
@@ -103,8 +176,9 @@ class Signature(Strict):
     within: int = Field(40, ge=2, le=500, description="Window of a multi-line signature, in lines.")
     unless: list[Matcher] = Field(default_factory=list, description="Patterns that veto a match when they appear "
                                   "within the window around it.")
-    examples: list[Text] = Field(min_length=1, description="Real log excerpts (as printed, with traceback frames "
-                                 "and rank prefixes) that this signature must match. Checked by every build.")
+    examples: list[LogExampleItem] = Field(min_length=1, description="Log excerpts (as printed, with traceback "
+                                           "frames and rank prefixes), each with its origin, that this signature "
+                                           "must match. Checked by every build.")
     counter_examples: list[Text] = Field(default_factory=list, description="Log excerpts that look similar but must "
                                          "not match, e.g. the healthy variant of the message.")
     source: Text = Field(description="Where the text comes from: the upstream file and function that prints it, or "
@@ -130,6 +204,10 @@ class Signature(Strict):
     @classmethod
     def _compile_regex(cls, value: str | None) -> str | None:
         return Matcher._compile_regex(value)
+
+    @property
+    def example_logs(self) -> list[str]:
+        return [example.log for example in self.examples]
 
     def compiled_steps(self) -> list:
         if self.lines is not None:

@@ -27,7 +27,7 @@ def document_fields(loaded) -> dict[str, str]:
         "systems": " ".join(entry.systems),
         "summary": plain(entry.summary),
         "symptoms": " ".join(plain(s.observed) for s in entry.symptoms),
-        "examples": " ".join(ex for sig in entry.signatures for ex in sig.examples)[:EXAMPLE_CHARS],
+        "examples": " ".join(ex for sig in entry.signatures for ex in sig.example_logs)[:EXAMPLE_CHARS],
     }
 
 

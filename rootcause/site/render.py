@@ -15,6 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
+from urllib.parse import urlsplit
 
 import jinja2
 from jinja2.exceptions import SecurityError
@@ -194,7 +195,8 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld)
+        self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld,
+                                thread_label=thread_label)
         icons, sprite = _icons()
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
@@ -213,6 +215,18 @@ class Renderer:
         except jinja2.TemplateError as exc:
             raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
         return squeeze(html).encode("utf-8")
+
+
+_GITHUB_THREAD = re.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)")
+
+
+def thread_label(url: str) -> str:
+    """A thread address as readers cite it (owner/repo#123), else the host and path."""
+    match = _GITHUB_THREAD.match(url)
+    if match:
+        return f"{match.group(1)}/{match.group(2)}#{match.group(3)}"
+    parts = urlsplit(url)
+    return (parts.netloc + parts.path).rstrip("/")
 
 
 def _json_ld(data: dict) -> Markup:
@@ -279,7 +293,7 @@ def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str, faq: list[tuple[str, str]]) -> list[dict]:
+def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str) -> list[dict]:
     entry = loaded.entry
     article = {
         "@context": "https://schema.org",
@@ -294,15 +308,9 @@ def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str, faq: list[t
         or [{"@type": "Organization", "name": config.title}],
         "publisher": {"@type": "Organization", "name": config.title},
     }
-    data = [article]
-    if faq:
-        data.append({
-            "@context": "https://schema.org",
-            "@type": "FAQPage",
-            "mainEntity": [{"@type": "Question", "name": q,
-                            "acceptedAnswer": {"@type": "Answer", "text": plain(a)}} for q, a in faq],
-        })
-    return data
+    # No FAQPage block: search engines show FAQ rich results only for a few authoritative
+    # government and health sites since 2023, and the block repeated the page's FAQ (2-3 KB).
+    return [article]
 
 
 # -- the pages of a site ------------------------------------------------------------------------
@@ -324,7 +332,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
                  "links": related + backlinks, "link_groups": _group_links(related + backlinks), "canonical": url,
-                 "json_ld": entry_json_ld(loaded, config, url, faq_own + faq_derived),
+                 "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "report_url": _report_url(config, loaded)},
     )

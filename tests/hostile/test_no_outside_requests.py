@@ -29,7 +29,7 @@ def test_images_in_an_entrys_prose_are_refused_where_they_are(small_project: Pat
     assert result.stdout.decode().splitlines() == [
         f"entries/markdown-image.yaml:5:10: error[E018]: summary: image 'https://tracker.example/p.png?reader=1' "
         f"in Markdown — {HINT}",
-        f"entries/markdown-image.yaml:16:13: error[E018]: root_cause: image 'https://cdn.example/diagram.svg' "
+        f"entries/markdown-image.yaml:17:13: error[E018]: root_cause: image 'https://cdn.example/diagram.svg' "
         f"in Markdown — {HINT}",
     ]  # the link and the `![code](x)` code span in the fix step are fine
 

@@ -183,7 +183,7 @@ def fixture_examples(project: Path) -> dict[str, str]:
     cases = {}
     for entry_id, loaded in built.catalog.entries.items():
         for i, sig in enumerate(loaded.entry.signatures):
-            for j, text in enumerate(sig.examples):
+            for j, text in enumerate(sig.example_logs):
                 cases[f"{entry_id}/sig{i + 1}/example{j + 1}"] = text
             for j, text in enumerate(sig.counter_examples):
                 cases[f"{entry_id}/sig{i + 1}/counter{j + 1}"] = text
@@ -318,7 +318,7 @@ def synthetic_data(site: Path) -> dict:
     signatures = []
     for entry_id, specs in SYNTHETIC.items():
         for index, spec in enumerate(specs):
-            sig = Signature.model_validate({**spec, "examples": ["-"], "source": "-"})
+            sig = Signature.model_validate({**spec, "examples": [{"log": "-", "assembled": "x.py"}], "source": "-"})
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
             "decoration": built["decoration"], "events": built["events"], "event_anchors": built["event_anchors"],
