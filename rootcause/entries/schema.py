@@ -283,7 +283,10 @@ class Affected(Strict):
     fixed: str | None = Field(None, description="First version with the fix.")
     last_affected: str | None = Field(None, description="Last known affected version when no fix exists.")
     note: str | None = Field(None, description="Context, e.g. which pull request changed it (Markdown).")
+    ref: str | None = Field(None, description="The URL of one of the entry's `references` that states this range "
+                            "(a pull request, release note or the source at a tag).")
 
+    _ref = field_validator("ref")(lambda cls, v: v if v is None else check_url(v))
     _system = field_validator("system")(lambda cls, v, info: _in_vocabulary(v, info, "systems"))
 
 
