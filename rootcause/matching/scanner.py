@@ -59,10 +59,17 @@ class Report:
     consequence_streams: list[str] = field(default_factory=list)
 
 
-def prefilter_regex(anchors: Iterable[str]) -> str:
-    """One alternation of every anchor, longest first, with spaces that also match a wrap."""
-    return "|".join(WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
-                    for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)))
+def prefilter_regex(anchors: Iterable[str], fragments: dict[str, str] | None = None) -> str:
+    """One alternation of every anchor, longest first, with spaces that also match a wrap.
+    `fragments` memoises each anchor's piece (a rebuild mid-scan joins them again)."""
+    fragments = {} if fragments is None else fragments
+    pieces = []
+    for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)):
+        piece = fragments.get(anchor)
+        if piece is None:
+            piece = fragments[anchor] = WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
+        pieces.append(piece)
+    return "|".join(pieces)
 
 
 def signature_from_json(data: dict) -> CompiledSignature:
@@ -95,6 +102,7 @@ class Scanner:
         options.max_mem = 512 << 20
         options.log_errors = False
         self._options = options
+        self._fragments: dict[str, str] = {}
         self.prefilter = self._compile(list(self.index.anchors) + list(EVENT_ANCHORS))
         self._full = self.prefilter
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
@@ -105,7 +113,7 @@ class Scanner:
                 self._anchors_of.setdefault(id(sig), []).append(anchor)
 
     def _compile(self, anchors: list[str]):
-        return re2.compile(prefilter_regex(anchors).encode(), self._options) if anchors else None
+        return re2.compile(prefilter_regex(anchors, self._fragments).encode(), self._options) if anchors else None
 
     def _reset(self) -> None:
         """Per scan: every anchor live again."""
