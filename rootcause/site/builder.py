@@ -52,7 +52,7 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
     files = [root / "site.yml"]
     files += sorted((root / "entries").glob("*.yaml"))
     files += sorted((root / "content").glob("*.md"))
-    for key in ("healthy_logs", "theme"):
+    for key in ("healthy_logs", "theme", "study"):
         value = settings.get(key)
         # unvalidated here: a folder that is not plainly inside the project is not walked (the
         # build then reports it, E017); links inside are not followed
@@ -231,7 +231,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
     incoming = incoming_links(catalog)
     pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
-    pages += aggregate_pages(config, cards, content_pages)
+    pages += aggregate_pages(config, cards, content_pages, project.study)
     tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
     renderer = Renderer(config, root, asset_names, tabs)
     template_problems = check_templates(renderer, pages)

@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from ..config import SiteConfig
 from ..entries.catalog import Catalog, LoadedEntry
+from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, read_regular
 from ..text import plain
@@ -360,8 +361,10 @@ def incoming_links(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
     return incoming
 
 
-def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage]) -> list[Page]:
-    """Home, lists, hubs, coverage, search, diagnose, content pages, 404: built from cards only."""
+def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage],
+                    study: list[Report] | None = None) -> list[Page]:
+    """Home, lists, hubs, coverage, frequency, search, diagnose, content pages, 404: built from
+    cards (and the study's rows) only."""
     vocab = config.vocabularies
     base = config.base_url
     every = list(cards.values())
@@ -418,6 +421,8 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     planned.append(Page("coverage/index.html", "coverage.html", "Coverage",
                         "How many entries cover each system, category and phase.",
                         {"counts": counts, "total": total, "canonical": base + "coverage/"}))
+    if study:
+        planned.append(frequency_page(config, cards, study))
     planned.append(Page("search/index.html", "search.html", "Search", "Search error messages and symptoms.",
                         {"canonical": base + "search/"}))
     planned.append(Page("diagnose/index.html", "diagnose.html", "Diagnose a log",
@@ -430,6 +435,25 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     planned.append(Page("404.html", "404.html", "Page not found", "", {"canonical": base + "404.html"},
                         sitemap=False, absolute=True))
     return planned
+
+
+FREQUENCY_LINKS = 5   # threads linked per class and system; the table in the repository has them all
+
+
+def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Report]) -> Page:
+    """What people report, per system: classes by count, the entry that covers each (or none yet)."""
+    tallies = tally(study)
+    overall = tallies.pop("")
+    classified = [c for c in overall if c.failure not in UNCLASSIFIED]
+    covered = sum(c.count for c in classified if c.failure in cards)
+    systems = [(key, term, tallies[key]) for key, term in config.vocabularies.systems.items() if key in tallies]
+    return Page("frequency/index.html", "frequency.html", "What people hit",
+                f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
+                {"overall": overall, "systems": systems, "threads": len(study), "cards": cards,
+                 "classified": sum(c.count for c in classified), "covered": covered,
+                 "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
+                 "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
+                 "folder": config.study, "canonical": config.base_url + "frequency/"})
 
 
 def _report_url(config: SiteConfig, loaded: LoadedEntry) -> str:

@@ -16,7 +16,7 @@ def test_broken_entries_give_exactly_the_expected_messages():
     assert result.returncode == 1
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     assert result.stdout.decode() == expected
-    assert result.stderr.decode().strip() == "checked 14 entry files: 36 errors in 15 files"
+    assert result.stderr.decode().strip() == "checked 14 entry files: 43 errors in 17 files"
 
 
 def test_every_documented_code_in_the_golden_output_is_explained():
@@ -32,7 +32,7 @@ def test_every_documented_code_in_the_golden_output_is_explained():
 def test_json_and_github_formats_carry_the_same_problems():
     as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
     github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
-    assert len(as_json) == len(github) == 36
+    assert len(as_json) == len(github) == 43
     first = as_json[0]
     assert github[0].startswith(f"::error file={first['path']},line={first['line']},col={first['column']},title={first['code']}::")
 
