@@ -215,7 +215,7 @@ def write_project(root: Path) -> Path:
                                                     "| E001 | 1 | not text |\n",
                                                     encoding="utf-8")
     site = (REPO / "site.yml").read_text(encoding="utf-8")
-    site, n = re.subn(r"(?m)^healthy_logs:.*\n", "", site)
+    site, n = re.subn(r"(?m)^(?:healthy_logs|study):.*\n", "", site)
     (root / "site.yml").write_text(site, encoding="utf-8")
     copied = (REPO / "entries" / f"{COPIED_ENTRY}.yaml").read_text(encoding="utf-8")
     # its `related` targets are not in the fixture project: point it at one that is
