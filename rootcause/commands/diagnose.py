@@ -183,7 +183,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..matching.ranking import rank, report_json
+    from ..matching.ranking import rank
     from ..matching.scanner import Scanner
 
     if args.top < 1:
@@ -197,8 +197,7 @@ def run(args) -> int:
     if logs.count("-") > 1:
         return _fail("standard input ('-') can be read only once")
     try:
-        signatures, infos, consequences, base, index = (_from_site(Path(args.site)) if args.site
-                                                        else _from_project(Path(args.root)))
+        signatures, infos, consequences, base, index = load_sources(args)
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
     scanner = Scanner(signatures)
@@ -216,14 +215,28 @@ def run(args) -> int:
         return _fail(f"{_name(reading)}: the compressed log {what}")
     except OSError as exc:
         return _fail(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}")
-    data = report_json(report, infos, args.top)
-    data["possible"] = possible_entries(index, data["unknown"], infos)
+    data = full_report(report, infos, index, args.top)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(data, base)
+        print_text(data, base)
     return exit_status(data)
+
+
+def load_sources(args):
+    """(signatures, entry infos, consequences, base URL, search index) from `--site` or the project;
+    raises SystemExit with the exit status after printing why it cannot."""
+    return _from_site(Path(args.site)) if args.site else _from_project(Path(args.root))
+
+
+def full_report(report, infos: dict, index, top: int) -> dict:
+    """The JSON report of a ranked scan, with the "possibly related" tier."""
+    from ..matching.ranking import report_json
+
+    data = report_json(report, infos, top)
+    data["possible"] = possible_entries(index, data["unknown"], infos)
+    return data
 
 
 def exit_status(data: dict) -> int:
@@ -245,7 +258,7 @@ def _who(line: dict) -> str:
 ROLE_LABEL = {"cause": "cause", "consequence": "consequence of a failure elsewhere", "warning": "warning"}
 
 
-def _print_text(data: dict, base: str) -> None:
+def print_text(data: dict, base: str, file=None) -> None:
     from rich.console import Console
     from rich.markup import escape as markup_escape
 
@@ -254,7 +267,7 @@ def _print_text(data: dict, base: str) -> None:
         no bidi override (rich passes them through), and no rich markup."""
         return markup_escape(printable(text, one_line=True))
 
-    console = Console(highlight=False, soft_wrap=True, emoji=False)
+    console = Console(highlight=False, soft_wrap=True, emoji=False, file=file)
     scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
     console.print(f"[bold]{escape(data['headline'])}[/bold]")
     first = data["first_failure"]

@@ -153,10 +153,14 @@ class Scanner:
         return report
 
     def scan_text(self, text: str) -> Report:
+        return self.scan_stream(io.BytesIO(text.encode()))
+
+    def scan_stream(self, stream: BinaryIO) -> Report:
+        """Scan any binary reader (`read(n)` returning b"" at the end), e.g. a live process's output."""
         self._reset()
         report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
-        self._scan_stream(io.BytesIO(text.encode()), report, per_signature, 0)
+        self._scan_stream(stream, report, per_signature, 0)
         self._match(report, per_signature)
         return report
 
