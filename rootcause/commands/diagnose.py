@@ -42,7 +42,7 @@ MAX_INDEX_BYTES = 256 << 20
 
 def _from_site(folder: Path):
     from ..files import Refused, read_regular
-    from ..matching.scanner import signature_from_json
+    from ..matching.scanner import index_problem, signature_from_json
     from ..site.search import SearchIndex
 
     path = folder / "search" / "signatures.json"
@@ -54,7 +54,7 @@ def _from_site(folder: Path):
         raise SystemExit(_fail(f"{path}: cannot read the signature index ({exc.strerror}); build the site first"))
     except (ValueError, RecursionError) as exc:
         raise SystemExit(_fail(f"{path}: not a signature index ({exc})"))
-    problem = _index_problem(data)
+    problem = index_problem(data)
     if problem:
         raise SystemExit(_fail(f"{path}: not a signature index of this version of rootcause: {problem}; "
                                "rebuild the site"))
@@ -73,47 +73,6 @@ def _from_site(folder: Path):
     except (OSError, ValueError, KeyError):
         index = None   # an older or partial copy of the site: no "possibly related" tier
     return signatures, infos, consequences, folder.resolve().as_posix() + "/", index
-
-
-def _index_problem(data) -> str | None:
-    """What is wrong with the shape of a signatures.json (it may come from anywhere), or None."""
-    def texts(value, n=None) -> bool:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
-
-    def number(value) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
-
-    if not isinstance(data, dict):
-        return "the file holds no mapping"
-    for key, kind in (("signatures", list), ("entries", dict), ("consequences", dict)):
-        if not isinstance(data.get(key), kind):
-            return f"'{key}' is missing or not a {'list' if kind is list else 'mapping'}"
-    for i, sig in enumerate(data["signatures"]):
-        where = f"signatures[{i}]"
-        if not isinstance(sig, dict):
-            return f"{where} is not a mapping"
-        if not isinstance(sig.get("entry"), str) or not number(sig.get("index")) or not number(sig.get("specificity")):
-            return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
-        steps = sig.get("steps")
-        if not isinstance(steps, list) or not steps or not all(texts(step, 2) for step in steps):
-            return f"{where}.steps is not a list of [regex, anchor] pairs"
-        unless = sig.get("unless", [])
-        if not isinstance(unless, list) or not all(texts(step, 2) for step in unless):
-            return f"{where}.unless is not a list of [regex, anchor] pairs"
-        if not number(sig.get("within", 40)) or sig.get("within", 40) < 1:
-            return f"{where}.within is not a positive number"
-        if sig["entry"] not in data["entries"]:
-            return f"{where} names the entry '{sig['entry'][:60]}', which 'entries' lacks"
-    for key, value in data["entries"].items():
-        if not (isinstance(value, list) and len(value) in (4, 6) and texts(value[:4])):
-            return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
-        if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
-                value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(number, value[5]))))):
-            return f"entries['{key[:60]}'] has no valid role or persistence"
-    for key, value in data["consequences"].items():
-        if not texts(value):
-            return f"consequences['{key[:60]}'] is not a list of entry ids"
-    return None
 
 
 def _from_project(root: Path):

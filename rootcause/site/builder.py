@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
+from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, folder_problem, read_regular, walk_regular
 
