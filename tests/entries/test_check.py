@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -86,3 +87,20 @@ def test_schema_has_vocabularies_as_enums():
     schema = json.loads((REPO / "entry.schema.json").read_text())
     assert "deepspeed" in schema["properties"]["systems"]["items"]["enum"]
     assert schema["additionalProperties"] is False
+
+
+def test_an_entry_written_twice_is_a_warning_that_names_the_other(tmp_path: Path):
+    from conftest import make_project
+
+    project = make_project(tmp_path / "p", [REPO / "entries" / "cuda-out-of-memory.yaml"])
+    text = (REPO / "entries" / "cuda-out-of-memory.yaml").read_text(encoding="utf-8")
+    text = text.replace("id: cuda-out-of-memory", "id: gpu-memory-exhausted", 1)
+    text = re.sub(r"(?m)^related:\n(?:  .*\n)+", "related: []\n", text)
+    (project / "entries" / "gpu-memory-exhausted.yaml").write_text(text, encoding="utf-8")
+    original = project / "entries" / "cuda-out-of-memory.yaml"
+    original.write_text(re.sub(r"(?m)^related:\n(?:  .*\n)+", "related: []\n", original.read_text()), encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    out = result.stdout.decode()
+    assert ("entries/gpu-memory-exhausted.yaml:2:5: warning[W001]: reads like 'cuda-out-of-memory' "
+            "(entries/cuda-out-of-memory.yaml): 100% of their search terms agree") in out, out
+    assert "error[E035]" in out   # the copied examples also collide: that part is an error
