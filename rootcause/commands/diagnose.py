@@ -77,9 +77,6 @@ def _from_site(folder: Path):
 
 def _from_project(root: Path):
     from ..entries.project import open_project
-    from ..matching.ranking import EntryInfo, Persistence
-    from ..site.search import SearchIndex, build_search_files
-    from ..text import plain
 
     project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
@@ -87,7 +84,15 @@ def _from_project(root: Path):
         for d in errors[:20]:
             print(d, file=sys.stderr)
         raise SystemExit(_fail("the entries have errors (run `rootcause check`); or use --site with a built site"))
-    catalog = project.catalog
+    return sources_of(project.catalog)
+
+
+def sources_of(catalog):
+    """(signatures, entry infos, consequences, base URL, search index) of a loaded catalog."""
+    from ..matching.ranking import EntryInfo, Persistence
+    from ..site.search import SearchIndex, build_search_files
+    from ..text import plain
+
     infos = {}
     for i, loaded in catalog.entries.items():
         e = loaded.entry
