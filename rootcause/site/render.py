@@ -98,9 +98,9 @@ class Card:
                    tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
 
 
-#: icons repeated within a page are defined once per page (an inline sprite) and referenced;
-#: the others are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser
-SPRITE_ICONS = ("content-copy", "check")
+#: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
+#: icon named here would instead be defined once per page as an inline sprite and referenced
+SPRITE_ICONS: tuple[str, ...] = ()
 ICON_FOLDER = "assets/icons/"
 
 
@@ -123,7 +123,8 @@ def _icons() -> tuple[dict[str, Markup], Markup]:
             icons[name] = Markup(f'<svg aria-hidden="true" focusable="false"><use href="#rc-i-{name}"></use></svg>')
         else:
             icons[name] = Markup(f'<span class="rc-icon rc-i-{name}" aria-hidden="true"></span>')
-    sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols) + "</svg>")
+    sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols)
+                    + "</svg>") if symbols else Markup("")
     return icons, sprite
 
 
@@ -332,20 +333,36 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
         path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
-                 "links": related + backlinks, "link_groups": _group_links(related + backlinks), "canonical": url,
+                 "links": related + backlinks, "link_groups": _group_links(related + backlinks, len(related)),
+                 "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "report_url": _report_url(config, loaded)},
     )
 
 
-def _group_links(links: list[tuple[str, "Card"]]) -> list[tuple[str, list["Card"]]]:
-    """Links by relation, in the vocabulary's order of first appearance: one line per relation."""
+#: links an entry page shows per relation that other entries declare towards it: a consequence
+#: such as ChildFailedError is the target of dozens, and its page must stay small
+BACKLINKS_SHOWN = 8
+
+
+def _group_links(links: list[tuple[str, "Card"]], own: int = 0) -> list[tuple[str, list["Card"], int]]:
+    """Links by relation, in the vocabulary's order of first appearance: one line per relation,
+    with how many more there are. The first `own` links are the entry's own and always shown;
+    declared by other entries, at most BACKLINKS_SHOWN per relation, the most severe first."""
     groups: dict[str, list[Card]] = {}
-    for relation, card in links:
-        if card not in groups.setdefault(relation, []):
-            groups[relation].append(card)
-    return list(groups.items())
+    incoming: dict[str, list[Card]] = {}
+    for number, (relation, card) in enumerate(links):
+        if card not in groups.setdefault(relation, []) and card not in incoming.get(relation, []):
+            (groups[relation] if number < own else incoming.setdefault(relation, [])).append(card)
+    out = []
+    for relation, cards in groups.items():
+        extra = sorted(incoming.pop(relation, []), key=lambda c: (SEVERITY_RANK.get(c.severity, 9), c.title.lower()))
+        out.append((relation, cards + extra[:BACKLINKS_SHOWN], max(0, len(extra) - BACKLINKS_SHOWN)))
+    return out
+
+
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def _inverse(relation: str) -> str:

@@ -76,7 +76,7 @@ def open_context(browser, server):
     made = []
 
     def make(**options):
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, **options)
+        context = browser.new_context(**{"viewport": {"width": 1280, "height": 900}, **options})
         context.set_default_timeout(TIMEOUT)
         recorder = Recorder(context, server.origin)
         if options.get("java_script_enabled", True):
@@ -825,3 +825,64 @@ def test_what_cannot_be_read_is_said_plainly_and_the_rest_is_reported(open_conte
         browser = page.evaluate(WORKER_FILE_REPORT)
         assert browser["unread"]["total"] == len(payload) and browser["unread"]["reason"].startswith(why)
         assert browser["unread"]["at"] == at
+
+
+# -- entry-page navigation: contents, permalinks, jump line, type sizes, focus ----------------------
+def test_entry_contents_sit_beside_the_text_and_stay_in_view_on_a_wide_screen(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    toc = page.locator("nav.rc-toc")
+    links = toc.locator("a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    sections = page.locator("article > section[id]").evaluate_all("s => s.map(e => '#' + e.id)")
+    assert links == [s for s in sections if s != "#quick-answer"]
+    box, text = toc.bounding_box(), page.locator("#root-cause").bounding_box()
+    assert box["x"] > text["x"] + text["width"]          # beside the text, not above it
+    page.locator("#references").scroll_into_view_if_needed()
+    moved = toc.bounding_box()
+    assert 0 <= moved["y"] < 200                          # sticky: still at the top of the view
+    toc.locator("a[href='#fix']").click()
+    assert page.evaluate("location.hash") == "#fix"
+    assert abs(page.locator("#fix").bounding_box()["y"]) < 150
+
+
+def test_entry_contents_are_one_compact_block_on_a_phone_after_the_quick_answer(open_context, server):
+    context, _recorder = open_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    toc, quick = page.locator("nav.rc-toc").bounding_box(), page.locator("#quick-answer").bounding_box()
+    assert toc["y"] > quick["y"] + quick["height"] - 1 and toc["height"] < 160
+    assert page.locator(".rc-title").is_visible()         # the site name is not hidden on a phone
+    header = page.locator(".rc-header").bounding_box()
+    assert header["height"] <= 82, header                 # one row of tabs, scrolled sideways if needed
+    shot(page, "entry-phone.png")
+
+
+def test_every_section_heading_has_a_permalink_and_the_quick_answer_is_body_size(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    for section in page.locator("article > section[id] > h2").all():
+        link = section.locator("a.headerlink")
+        section_id = section.evaluate("h => h.parentElement.id")
+        assert link.get_attribute("href") == f"#{section_id}"
+    quick = page.locator("#quick-answer > p:not(.admonition-title)").first.evaluate("p => parseFloat(getComputedStyle(p).fontSize)")
+    body = page.locator("#root-cause > p").first.evaluate("p => parseFloat(getComputedStyle(p).fontSize)")
+    assert quick >= body
+    jump = page.locator("#quick-answer .rc-jump a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    assert "#fix" in jump and set(jump) <= {"#confirm", "#fix", "#prevention"}
+    width = page.locator("#root-cause > p").first.evaluate(
+        "p => p.getBoundingClientRect().width / parseFloat(getComputedStyle(p).fontSize)")
+    assert width < 48   # about 80 characters
+
+
+def test_keyboard_focus_is_visible_on_header_buttons_and_summaries(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    for selector in (".rc-repo", "details.rc-example > summary"):
+        page.locator(selector).first.focus()
+        page.keyboard.press("Shift+Tab")
+        page.keyboard.press("Tab")
+        style = page.locator(selector).first.evaluate("e => getComputedStyle(e).outlineStyle + ' ' + getComputedStyle(e).outlineWidth")
+        assert style.startswith("solid") and not style.endswith(" 0px"), (selector, style)
