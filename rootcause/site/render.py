@@ -416,9 +416,10 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     planned = [
         Page("index.html", "home.html", config.title, config.description,
              {"recent": recent, "counts": counts, "total": total, "canonical": base}),
-        Page("entries/index.html", "list.html", "All entries", f"All {total} entries.",
-             {"heading": "All entries", "intro": "", "items": sorted(every, key=lambda c: c.title.lower()),
-              "canonical": base + "entries/"}),
+        Page("entries/index.html", "entries.html", "All entries", f"All {total} entries.",
+             {"by_severity": [(key, term, sorted((c for c in every if c.severity == key), key=lambda c: c.title.lower()))
+                              for key, term in vocab.severities.items()],
+              "total": total, "canonical": base + "entries/"}),
     ]
     for key, term in vocab.categories.items():
         planned.append(Page(f"categories/{key}/index.html", "list.html", term.title, term.description,

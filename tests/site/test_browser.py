@@ -886,3 +886,33 @@ def test_keyboard_focus_is_visible_on_header_buttons_and_summaries(open_context,
         page.keyboard.press("Tab")
         style = page.locator(selector).first.evaluate("e => getComputedStyle(e).outlineStyle + ' ' + getComputedStyle(e).outlineWidth")
         assert style.startswith("solid") and not style.endswith(" 0px"), (selector, style)
+
+
+def test_the_entries_index_filters_by_system_category_severity_and_phase(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("entries/"))
+    total = page.locator(".rc-card").count()
+    assert page.locator("form.rc-filter").is_visible()
+    page.select_option("select[name=severity]", "critical")
+    visible = page.locator(".rc-card:visible")
+    assert 0 < visible.count() < total
+    assert set(visible.evaluate_all("cs => cs.map(c => c.dataset.severity)")) == {"critical"}
+    assert page.locator(".rc-filter__count").inner_text() == f"{visible.count()} of {total} entries"
+    page.select_option("select[name=severity]", "")
+    assert page.locator(".rc-card:visible").count() == total
+
+
+def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_context, server):
+    context, _recorder = open_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.url("entries/"))
+    assert not page.locator("form.rc-filter").is_visible()
+    groups = page.locator("section.rc-severity-group").evaluate_all("s => s.map(e => e.id)")
+    assert groups and all(g.startswith("severity-") for g in groups)
+    # each entry once; every severity badge on an entry page points at an anchor that exists here
+    ids = page.locator(".rc-card a.rc-card__title").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    assert len(ids) == len(set(ids))
+    page.goto(server.url(ENTRY))
+    href = page.locator("a.rc-badge--severity").get_attribute("href")
+    assert href.split("#")[1] in groups
