@@ -175,11 +175,29 @@ def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], di
             data = read_regular(path, MAX_ASSET_BYTES)
         except Refused as refused:
             raise RootcauseError([refused.diagnostic(display_path(path, root))]) from None
+        if logical == "material/palette.css":
+            data += dark_without_javascript(data)
         stem, dot, suffix = logical.rpartition(".")
         name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
         names[logical] = name
         files[name] = data
     return names, files
+
+
+def dark_without_javascript(palette: bytes) -> bytes:
+    """Material's dark ("slate") scheme, applied by `prefers-color-scheme` while <html> still has
+    class "no-js": with JavaScript off, a dark-mode reader gets the dark theme too (with it on,
+    palette.js sets the scheme before the first paint and removes "no-js")."""
+    import re
+
+    css = palette.decode("utf-8")
+    blocks = [m.group(2) for m in re.finditer(r"(\[data-md-color-scheme=slate\](?:\[data-md-color-primary=indigo\])?)"
+                                              r"\{([^{}]*)\}", css)]
+    if not blocks:
+        return b""
+    selector = "html.no-js [data-md-color-scheme=default]"
+    rules = "".join(f"{selector}{{{block}}}" for block in blocks)
+    return f"\n@media (prefers-color-scheme:dark){{{rules}}}\n".encode("utf-8")
 
 
 def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:

@@ -916,3 +916,17 @@ def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_c
     page.goto(server.url(ENTRY))
     href = page.locator("a.rc-badge--severity").get_attribute("href")
     assert href.split("#")[1] in groups
+
+
+def test_a_dark_mode_reader_without_javascript_gets_the_dark_theme(open_context, server):
+    context, _recorder = open_context(java_script_enabled=False, color_scheme="dark")
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    assert page.locator("html").get_attribute("class") == "no-js"
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) < 3 * 128, background
+    light, _ = open_context(java_script_enabled=False, color_scheme="light")
+    other = light.new_page()
+    other.goto(server.url(ENTRY))
+    background = other.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) > 3 * 200, background
