@@ -450,7 +450,10 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         planned.append(Page(f"{content.slug}/index.html", "page.html", content.title, content.description,
                             {"content": content, "canonical": base + f"{content.slug}/",
                              "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{content.source}"}))
-    planned.append(Page("404.html", "404.html", "Page not found", "", {"canonical": base + "404.html"},
+    script = Markup(not_found_script())
+    planned.append(Page("404.html", "404.html", "Page not found", "",
+                        {"canonical": base + "404.html", "inline_script": script, "inline_hash": script_hash(script),
+                         "suggest": [[c.id, plain(c.title)] for c in sorted(every, key=lambda c: c.id)]},
                         sitemap=False, absolute=True))
     return planned
 
@@ -472,6 +475,20 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
                  "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
                  "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
                  "folder": config.study, "canonical": config.base_url + "frequency/"})
+
+
+def not_found_script() -> str:
+    """The 404 page's script, inlined: at a domain root or under `serve` the page's own links to
+    scripts cannot work until it has moved them (theme/assets/not-found.js says how)."""
+    return (theme_folder() / "assets" / "not-found.js").read_text(encoding="utf-8").replace("</", "<\\/")
+
+
+def script_hash(script: str) -> str:
+    """The CSP source expression that allows exactly this inline script."""
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
 
 
 def _report_url(config: SiteConfig, loaded: LoadedEntry) -> str:
