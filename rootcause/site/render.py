@@ -300,8 +300,7 @@ def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str) -> list[dic
     article = {
         "@context": "https://schema.org",
         "@type": "TechArticle",
-        "headline": entry.title,
-        "description": plain(entry.summary),
+        "headline": entry.title,   # the description is the page's <meta name="description">
         "url": url,
         "datePublished": entry.published.isoformat(),
         "dateModified": entry.reviewed.isoformat(),

@@ -37,7 +37,7 @@
       var done = function () {
         button.classList.add("rc-copied");
         button.setAttribute("title", "Copied");
-        setTimeout(function () { button.classList.remove("rc-copied"); button.setAttribute("title", "Copy"); }, 1500);
+        setTimeout(function () { button.classList.remove("rc-copied"); button.removeAttribute("title"); }, 1500);
       };
       if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () {});
     });
