@@ -29,6 +29,7 @@ from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
+from .highlight import highlight, mark_matches
 
 MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
                   "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "file-upload-outline",
@@ -198,7 +199,7 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld,
-                                thread_label=thread_label)
+                                thread_label=thread_label, highlight=highlight, mark_matches=mark_matches)
         icons, sprite = _icons()
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
@@ -336,6 +337,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                  "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
+                 "source_url": f"{config.repository.rstrip('/')}/blob/{config.branch}/{loaded.path}",
                  "report_url": _report_url(config, loaded)},
     )
 
