@@ -50,7 +50,9 @@ CODES: dict[str, str] = {
     "E041": "template error",
     "E042": "a log example does not say where it comes from (posted, reproduced or assembled)",
     "E043": "a log example's origin does not name what it must (a URL, the versions, the source file)",
+    "E046": "a row of the frequency study is malformed",
     "E050": "output folder is unsafe",
+    "W001": "two entries read alike: possibly one failure written twice",
     "E051": "the output folder, the schema or a new entry cannot be written",
     "E052": "another build is writing the output folder",
 }
