@@ -66,16 +66,32 @@ def _short(token, standard) -> str | None:
     return standard.get(token) if token is not None else None
 
 
-def mark_matches(log: str, signature) -> Markup:
+#: lines of an example log shown around its first matched line; the whole log is in the entry file
+LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER = 5, 3
+
+
+def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     """An example log with each stretch a step of `signature` (a CompiledSignature) matched in a
-    line wrapped in <mark>: the reader sees at once which printed words the entry is about."""
+    line wrapped in <mark>: the reader sees at once which printed words the entry is about. A
+    long log is cut to the lines around the first match, and says how many it leaves out
+    (`compact`: fewer, for an entry with many signatures)."""
     regexes = [step.compile_re2() for step in signature.steps]
-    lines = []
-    for line in log.split("\n"):
+    physical = log.rstrip("\n").split("\n")
+    hits = [i for i, line in enumerate(physical) if any(rx.search(line) for rx in regexes)]
+    first = hits[0] if hits else len(physical) - 1
+    before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
+    start = max(0, first - before)
+    stop = min(len(physical), max(first, hits[-1] if hits else first) + after + 1, start + most)
+    if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing
+        start, stop = 0, len(physical)
+    lines = [f"⋯ {start} line{'s' if start != 1 else ''} above"] if start else []
+    for line in physical[start:stop]:
         spans = sorted({m.span() for rx in regexes for m in [rx.search(line)] if m and m.end() > m.start()})
         if not spans:
             lines.append(str(escape(line)))
             continue
         start, end = spans[0]   # one mark per line: the first match
         lines.append(f"{escape(line[:start])}<mark>{escape(line[start:end])}</mark>{escape(line[end:])}")
+    if stop < len(physical):
+        lines.append(f"⋯ {len(physical) - stop} line{'s' if len(physical) - stop != 1 else ''} below")
     return Markup("\n".join(lines))

@@ -10,6 +10,7 @@ named by `theme:` in site.yml.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -208,9 +209,17 @@ class Renderer:
         # a 404 page is served at any address, so only absolute paths work there
         root = self.config.base_path if page.absolute else page.root
 
+        here = PurePosixPath(page.path).parent.as_posix()
+
         def link(target: str) -> str:
-            """A site-relative target ("entries/x/") as a link relative to this page."""
-            return (root + target) if (root + target) else "./"
+            """A site-relative target ("entries/x/") as the shortest link relative to this page
+            ("../x/" between two entries); from the 404 page, an absolute path."""
+            if page.absolute or target.startswith("#"):
+                return (root + target) if (root + target) else "./"
+            path, hash_, fragment = target.partition("#")
+            relative = posixpath.relpath(path or ".", here if here != "." else ".")
+            relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
+            return relative + hash_ + fragment
 
         try:
             template = self.env.get_template(page.template)
@@ -245,22 +254,7 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     entry = loaded.entry
     questions: list[tuple[str, str]] = []
     systems = config.vocabularies.systems
-    if entry.affected:
-        parts = []
-        for a in entry.affected:
-            name = systems[a.system].title if a.system in systems else a.system
-            span = []
-            if a.introduced:
-                span.append(f"from {a.introduced}")
-            if a.fixed:
-                span.append(f"until the fix in {a.fixed}")
-            elif a.last_affected:
-                span.append(f"up to at least {a.last_affected}")
-            text = f"{name} {' '.join(span)}".strip()
-            if a.note:
-                text += f" ({plain(a.note)})"
-            parts.append(text)
-        questions.append(("Which versions are affected?", "; ".join(parts) + "."))
+    if entry.affected:   # which versions: the Affected table says it; the FAQ answers the question readers ask
         fixed = [a for a in entry.affected if a.fixed]
         if fixed:
             answer = "Yes: " + "; ".join(
@@ -278,9 +272,8 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     if anchors:
         grep = " ".join(f"-e {_shell_quote(a)}" for a in anchors[:3])
         questions.append(("What text should I search for in my logs?",
-                          "Lines containing " + ", ".join(_code(a) for a in anchors[:3]) +
-                          f". For example: {_code(f'grep -n -F {grep} train.log')}, or paste the log into the "
-                          "diagnose page of this site, which also tells which rank failed first."))
+                          f"{_code(f'grep -n -F {grep} train.log')}, or paste the log into the diagnose page of this "
+                          "site, which also tells which rank failed first."))
     return questions
 
 
@@ -338,13 +331,21 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "source_url": f"{config.repository.rstrip('/')}/blob/{config.branch}/{loaded.path}",
+                 "examples_shown": examples_shown(entry),
                  "report_url": _report_url(config, loaded)},
     )
 
 
 #: links an entry page shows per relation that other entries declare towards it: a consequence
 #: such as ChildFailedError is the target of dozens, and its page must stay small
-BACKLINKS_SHOWN = 8
+BACKLINKS_SHOWN = 5
+
+
+def examples_shown(entry) -> int:
+    """Example logs a page shows per signature (real ones first; all are in the entry's file):
+    an entry with many signatures shows fewer of each, so that its page stays within budget."""
+    signatures = len(entry.signatures)
+    return 3 if signatures <= 2 else 2 if signatures == 3 else 1
 
 
 def _group_links(links: list[tuple[str, "Card"]], own: int = 0) -> list[tuple[str, list["Card"], int]]:
