@@ -50,9 +50,13 @@ CODES: dict[str, str] = {
     "E041": "template error",
     "E042": "a log example does not say where it comes from (posted, reproduced or assembled)",
     "E043": "a log example's origin does not name what it must (a URL, the versions, the source file)",
+    "E044": "an affected version range names no reference, or one the entry does not list",
     "E046": "a row of the frequency study is malformed",
+    "E047": "a GitHub reference address is not canonical, or not of the kind the reference claims",
     "E050": "output folder is unsafe",
     "W001": "two entries read alike: possibly one failure written twice",
+    "W002": "a version number in the prose is not tied to any reference or affected range",
+    "W003": "an issue or pull request cited in the prose is not among the references",
     "E051": "the output folder, the schema or a new entry cannot be written",
     "E052": "another build is writing the output folder",
 }

@@ -31,6 +31,7 @@ from ..matching.signatures import (
 from ..validation import validate
 from ..text import markdown_images
 from .schema import Entry, Signature, prose_fields
+from .claims import check_claims
 from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
@@ -102,6 +103,7 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
                                        f"{'.'.join(map(str, where))}: image '{image[:80]}' in Markdown",
                                        "the site loads nothing from elsewhere and holds no pictures: "
                                        "describe it in words, or link to it with [text](address)"))
+    problems.extend(check_claims(entry, located, shown))
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))

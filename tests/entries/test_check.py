@@ -17,13 +17,14 @@ def test_broken_entries_give_exactly_the_expected_messages():
     assert result.returncode == 1
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     assert result.stdout.decode() == expected
-    assert result.stderr.decode().strip() == "checked 14 entry files: 43 errors in 17 files"
+    assert result.stderr.decode().strip() == "checked 15 entry files: 47 errors in 18 files"
 
 
 def test_every_documented_code_in_the_golden_output_is_explained():
     from rootcause.errors import CODES
 
-    codes = {line.split("error[")[1][:4] for line in (BROKEN / "expected.txt").read_text().splitlines()}
+    codes = {re.search(r"(?:error|warning)\[(\w+)\]", line).group(1)
+             for line in (BROKEN / "expected.txt").read_text().splitlines()}
     assert codes <= set(CODES)
     docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
     for code in CODES:
@@ -33,7 +34,7 @@ def test_every_documented_code_in_the_golden_output_is_explained():
 def test_json_and_github_formats_carry_the_same_problems():
     as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
     github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
-    assert len(as_json) == len(github) == 43
+    assert len(as_json) == len(github) == 49
     first = as_json[0]
     assert github[0].startswith(f"::error file={first['path']},line={first['line']},col={first['column']},title={first['code']}::")
 
@@ -43,10 +44,18 @@ def test_explain_prints_a_code_and_rejects_unknown_ones():
     assert run_cli("check", "--explain", "E999").returncode == 2
 
 
+#: claims in the bundled entries not yet tied to a source (W002, W003), counted when the check
+#: came in: the number may only fall, and no other problem may appear
+UNTIED_CLAIMS = 147
+
+
 def test_bundled_entries_are_clean():
     result = run_cli("check")
     assert result.returncode == 0, result.stdout.decode()
-    assert result.stdout == b""
+    lines = result.stdout.decode().splitlines()
+    others = [line for line in lines if "warning[W002]" not in line and "warning[W003]" not in line]
+    assert others == []
+    assert len(lines) <= UNTIED_CLAIMS, f"{len(lines)} untied claims; at most {UNTIED_CLAIMS}"
 
 
 def test_bad_site_yml_is_reported_with_its_position(tmp_path: Path):
