@@ -124,7 +124,14 @@ def _same_repo(cited: str, repo: str) -> bool:
 
 def _reference_forms(entry: Entry, located: Located, shown: str) -> list[Diagnostic]:
     problems = []
+    first: dict[str, int] = {}
     for i, reference in enumerate(entry.references):
+        if reference.url in first:
+            line, col = located.where(("references", i, "url"))
+            problems.append(Diagnostic(shown, line, col, "E048", f"references.{i}: the same address as "
+                                       f"references.{first[reference.url]}", "list each source once"))
+            continue
+        first[reference.url] = i
         match = GITHUB.match(reference.url)
         if not match:
             continue
