@@ -110,12 +110,14 @@ class SiteConfig(BaseModel):
     output: str = Field("site", description="Folder the site is written to.")
     healthy_logs: str | None = Field(None, description="Folder of logs from runs that did not fail; a signature "
                                      "that matches any of them is too generic (E036).")
+    study: str | None = Field(None, description="Folder of the frequency study's tables (*.tsv: one row per sampled "
+                              "issue thread and the failure it reports); shown as the site's frequency page.")
     recent: int = Field(8, ge=0, le=100, description="How many recently reviewed entries the home page lists.")
     vocabularies: Vocabularies
 
     _check_url = field_validator("url")(lambda cls, v: check_site_url(v))
     _check_repository = field_validator("repository")(lambda cls, v: check_url(v))
-    _check_folders = field_validator("theme", "healthy_logs")(lambda cls, v: check_folder_name(v))
+    _check_folders = field_validator("theme", "healthy_logs", "study")(lambda cls, v: check_folder_name(v))
 
     @property
     def base_path(self) -> str:
@@ -137,7 +139,7 @@ def load_config(root: Path, name: str = "site.yml") -> tuple[SiteConfig | None, 
     config, problems = validate(SiteConfig, located, shown)
     if config is None:
         return None, problems
-    for key in ("theme", "healthy_logs"):
+    for key in ("theme", "healthy_logs", "study"):
         value = getattr(config, key)
         problem = value and folder_problem(root, value)
         if problem:

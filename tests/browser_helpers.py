@@ -10,6 +10,7 @@ signature form can be exercised in the browser and compared between Python and J
 from __future__ import annotations
 
 import functools
+import html
 import http.server
 import json
 import re
@@ -215,7 +216,7 @@ def write_project(root: Path) -> Path:
                                                     "| E001 | 1 | not text |\n",
                                                     encoding="utf-8")
     site = (REPO / "site.yml").read_text(encoding="utf-8")
-    site, n = re.subn(r"(?m)^healthy_logs:.*\n", "", site)
+    site, n = re.subn(r"(?m)^(?:healthy_logs|study):.*\n", "", site)
     (root / "site.yml").write_text(site, encoding="utf-8")
     copied = (REPO / "entries" / f"{COPIED_ENTRY}.yaml").read_text(encoding="utf-8")
     # its `related` targets are not in the fixture project: point it at one that is
@@ -328,6 +329,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         if code != 404 or self.command != "GET" or not page.exists():
             return super().send_error(code, message, explain)
         body = page.read_bytes()
+        # the 404 page carries one inline script, allowed by its hash in its own policy: a host
+        # that sends a policy header for it must send that one (as the test server does)
+        meta = re.search(rb'http-equiv="Content-Security-Policy" content="([^"]*)"', body)
+        self._policy = html.unescape(meta.group(1).decode()) if meta and self.csp else None
         self.send_response(404)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -337,8 +342,10 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     csp: str | None = CSP  # None: the pages' own <meta> policy alone
 
     def end_headers(self):
-        if self.csp:
-            self.send_header("Content-Security-Policy", self.csp)
+        policy = getattr(self, "_policy", None) or self.csp
+        if policy:
+            self.send_header("Content-Security-Policy", policy)
+        self._policy = None
         super().end_headers()
 
     def log_message(self, *args):  # keep test output clean

@@ -41,11 +41,11 @@ def run_cli(*args: str, cwd: Path = REPO, stdin: bytes | None = None, timeout: f
 
 
 def make_project(folder: Path, entries: list[Path] | None = None, healthy: bool = False) -> Path:
-    """A minimal project: the real site.yml and content, and the given entry files."""
+    """A minimal project: the real site.yml and content, and the given entry files (no study)."""
     (folder / "entries").mkdir(parents=True, exist_ok=True)
     text = (REPO / "site.yml").read_text(encoding="utf-8")
-    if not healthy:
-        text = "\n".join(line for line in text.splitlines() if not line.startswith("healthy_logs:")) + "\n"
+    dropped = ("study:",) if healthy else ("study:", "healthy_logs:")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith(dropped)) + "\n"
     (folder / "site.yml").write_text(text, encoding="utf-8")
     shutil.copytree(REPO / "content", folder / "content", dirs_exist_ok=True)
     for entry in entries or []:

@@ -11,7 +11,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "rootcause"
 #: each module's layer: a module may import only modules of its own layer or lower ones
-LAYERS = {"base": 0, "matching": 1, "entries": 2, "site": 3, "commands": 4}
+LAYERS = {"base": 0, "matching": 1, "entries": 2, "site": 3, "commands": 4, "api": 5}
 SUBPACKAGES = ("entries", "matching", "site", "commands")
 
 
@@ -26,6 +26,8 @@ def layer(module: str) -> int:
         return LAYERS[parts[1]]
     if module in ("rootcause.__main__",):
         return LAYERS["commands"]
+    if module in ("rootcause", "rootcause.api"):   # the library face: above everything it offers
+        return LAYERS["api"]
     return LAYERS["base"]
 
 

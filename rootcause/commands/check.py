@@ -19,9 +19,11 @@ def add_parser(sub) -> None:
 
 def _summary(diagnostics: list[Diagnostic], checked: int) -> str:
     errors = sum(1 for d in diagnostics if d.severity == "error")
-    files = len({d.path for d in diagnostics})
+    warnings = len(diagnostics) - errors
+    files = len({d.path for d in diagnostics if d.severity == "error"})
     if not errors:
-        return f"checked {checked} entry files: no problems"
+        return (f"checked {checked} entry files: no errors, {warnings} warning{'s' if warnings != 1 else ''}"
+                if warnings else f"checked {checked} entry files: no problems")
     return (f"checked {checked} entry files: {errors} error{'s' if errors != 1 else ''} "
             f"in {files} file{'s' if files != 1 else ''}")
 

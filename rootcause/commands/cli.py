@@ -1,4 +1,4 @@
-"""Command line: `rootcause build|check|serve|schema|diagnose|new` (also `python build.py ...`).
+"""Command line: `rootcause build|check|serve|schema|diagnose|run|export|new` (also `python build.py ...`).
 
 Each verb is one module of this package with `add_parser(subparsers)` and `run(args)`; this
 module only assembles them. Exit codes: 0 success; 1 the input has problems (check/build) or no
@@ -12,9 +12,9 @@ import argparse
 import os
 import sys
 
-from . import build, check, diagnose, new, schema, serve
+from . import build, check, diagnose, export, new, run, schema, serve
 
-VERBS = (build, check, serve, schema, diagnose, new)
+VERBS = (build, check, serve, schema, diagnose, run, export, new)
 
 
 def build_parser() -> argparse.ArgumentParser:

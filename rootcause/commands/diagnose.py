@@ -42,7 +42,7 @@ MAX_INDEX_BYTES = 256 << 20
 
 def _from_site(folder: Path):
     from ..files import Refused, read_regular
-    from ..matching.scanner import signature_from_json
+    from ..matching.scanner import index_problem, signature_from_json
     from ..site.search import SearchIndex
 
     path = folder / "search" / "signatures.json"
@@ -54,7 +54,7 @@ def _from_site(folder: Path):
         raise SystemExit(_fail(f"{path}: cannot read the signature index ({exc.strerror}); build the site first"))
     except (ValueError, RecursionError) as exc:
         raise SystemExit(_fail(f"{path}: not a signature index ({exc})"))
-    problem = _index_problem(data)
+    problem = index_problem(data)
     if problem:
         raise SystemExit(_fail(f"{path}: not a signature index of this version of rootcause: {problem}; "
                                "rebuild the site"))
@@ -75,52 +75,8 @@ def _from_site(folder: Path):
     return signatures, infos, consequences, folder.resolve().as_posix() + "/", index
 
 
-def _index_problem(data) -> str | None:
-    """What is wrong with the shape of a signatures.json (it may come from anywhere), or None."""
-    def texts(value, n=None) -> bool:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
-
-    def number(value) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
-
-    if not isinstance(data, dict):
-        return "the file holds no mapping"
-    for key, kind in (("signatures", list), ("entries", dict), ("consequences", dict)):
-        if not isinstance(data.get(key), kind):
-            return f"'{key}' is missing or not a {'list' if kind is list else 'mapping'}"
-    for i, sig in enumerate(data["signatures"]):
-        where = f"signatures[{i}]"
-        if not isinstance(sig, dict):
-            return f"{where} is not a mapping"
-        if not isinstance(sig.get("entry"), str) or not number(sig.get("index")) or not number(sig.get("specificity")):
-            return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
-        steps = sig.get("steps")
-        if not isinstance(steps, list) or not steps or not all(texts(step, 2) for step in steps):
-            return f"{where}.steps is not a list of [regex, anchor] pairs"
-        unless = sig.get("unless", [])
-        if not isinstance(unless, list) or not all(texts(step, 2) for step in unless):
-            return f"{where}.unless is not a list of [regex, anchor] pairs"
-        if not number(sig.get("within", 40)) or sig.get("within", 40) < 1:
-            return f"{where}.within is not a positive number"
-        if sig["entry"] not in data["entries"]:
-            return f"{where} names the entry '{sig['entry'][:60]}', which 'entries' lacks"
-    for key, value in data["entries"].items():
-        if not (isinstance(value, list) and len(value) in (4, 6) and texts(value[:4])):
-            return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
-        if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
-                value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(number, value[5]))))):
-            return f"entries['{key[:60]}'] has no valid role or persistence"
-    for key, value in data["consequences"].items():
-        if not texts(value):
-            return f"consequences['{key[:60]}'] is not a list of entry ids"
-    return None
-
-
 def _from_project(root: Path):
     from ..entries.project import open_project
-    from ..matching.ranking import EntryInfo, Persistence
-    from ..site.search import SearchIndex, build_search_files
-    from ..text import plain
 
     project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
@@ -128,7 +84,15 @@ def _from_project(root: Path):
         for d in errors[:20]:
             print(d, file=sys.stderr)
         raise SystemExit(_fail("the entries have errors (run `rootcause check`); or use --site with a built site"))
-    catalog = project.catalog
+    return sources_of(project.catalog)
+
+
+def sources_of(catalog):
+    """(signatures, entry infos, consequences, base URL, search index) of a loaded catalog."""
+    from ..matching.ranking import EntryInfo, Persistence
+    from ..site.search import SearchIndex, build_search_files
+    from ..text import plain
+
     infos = {}
     for i, loaded in catalog.entries.items():
         e = loaded.entry
@@ -183,7 +147,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..matching.ranking import rank, report_json
+    from ..matching.ranking import rank
     from ..matching.scanner import Scanner
 
     if args.top < 1:
@@ -197,8 +161,7 @@ def run(args) -> int:
     if logs.count("-") > 1:
         return _fail("standard input ('-') can be read only once")
     try:
-        signatures, infos, consequences, base, index = (_from_site(Path(args.site)) if args.site
-                                                        else _from_project(Path(args.root)))
+        signatures, infos, consequences, base, index = load_sources(args)
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
     scanner = Scanner(signatures)
@@ -216,14 +179,28 @@ def run(args) -> int:
         return _fail(f"{_name(reading)}: the compressed log {what}")
     except OSError as exc:
         return _fail(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}")
-    data = report_json(report, infos, args.top)
-    data["possible"] = possible_entries(index, data["unknown"], infos)
+    data = full_report(report, infos, index, args.top)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_text(data, base)
+        print_text(data, base)
     return exit_status(data)
+
+
+def load_sources(args):
+    """(signatures, entry infos, consequences, base URL, search index) from `--site` or the project;
+    raises SystemExit with the exit status after printing why it cannot."""
+    return _from_site(Path(args.site)) if args.site else _from_project(Path(args.root))
+
+
+def full_report(report, infos: dict, index, top: int) -> dict:
+    """The JSON report of a ranked scan, with the "possibly related" tier."""
+    from ..matching.ranking import report_json
+
+    data = report_json(report, infos, top)
+    data["possible"] = possible_entries(index, data["unknown"], infos)
+    return data
 
 
 def exit_status(data: dict) -> int:
@@ -245,7 +222,7 @@ def _who(line: dict) -> str:
 ROLE_LABEL = {"cause": "cause", "consequence": "consequence of a failure elsewhere", "warning": "warning"}
 
 
-def _print_text(data: dict, base: str) -> None:
+def print_text(data: dict, base: str, file=None) -> None:
     from rich.console import Console
     from rich.markup import escape as markup_escape
 
@@ -254,7 +231,7 @@ def _print_text(data: dict, base: str) -> None:
         no bidi override (rich passes them through), and no rich markup."""
         return markup_escape(printable(text, one_line=True))
 
-    console = Console(highlight=False, soft_wrap=True, emoji=False)
+    console = Console(highlight=False, soft_wrap=True, emoji=False, file=file)
     scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
     console.print(f"[bold]{escape(data['headline'])}[/bold]")
     first = data["first_failure"]

@@ -31,6 +31,7 @@ from ..matching.signatures import (
 from ..validation import validate
 from ..text import markdown_images
 from .schema import Entry, Signature, prose_fields
+from .claims import check_claims
 from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
@@ -102,6 +103,7 @@ def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry 
                                        f"{'.'.join(map(str, where))}: image '{image[:80]}' in Markdown",
                                        "the site loads nothing from elsewhere and holds no pictures: "
                                        "describe it in words, or link to it with [text](address)"))
+    problems.extend(check_claims(entry, located, shown))
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
@@ -224,6 +226,77 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
                 problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{rel.id}' does not exist", hint))
     problems.extend(_collisions(catalog))
     problems.extend(_healthy_matches(catalog, healthy_logs))
+    problems.extend(near_duplicates(catalog))
+    return problems
+
+
+#: cosine similarity of two entries' search terms (tf-idf) above which they may be one failure
+#: written twice; the closest distinct bundled entries reach 0.43 (and are declared related)
+NEAR_DUPLICATE = 0.6
+_TOP_TERMS = 12
+
+
+def entry_vectors(catalog: Catalog) -> dict[str, dict[str, float]]:
+    """Unit tf-idf vectors of every entry's search terms."""
+    import math
+
+    entries = catalog.entries
+    df: dict[str, int] = {}
+    for loaded in entries.values():
+        for term in loaded.search_weights:
+            df[term] = df.get(term, 0) + 1
+    vectors = {}
+    for entry_id, loaded in entries.items():
+        vector = {t: w * math.log(1 + len(entries) / df[t]) for t, w in loaded.search_weights.items()}
+        norm = math.sqrt(sum(x * x for x in vector.values())) or 1.0
+        vectors[entry_id] = {t: x / norm for t, x in vector.items()}
+    return vectors
+
+
+def similar_pairs(vectors: dict[str, dict[str, float]], threshold: float) -> list[tuple[float, str, str]]:
+    """Pairs whose cosine is at least `threshold`. Only pairs sharing three of their strongest
+    terms are compared, so this stays near-linear in the number of entries."""
+    by_term: dict[str, list[str]] = {}
+    for entry_id, vector in vectors.items():
+        for term in sorted(vector, key=lambda t: -vector[t])[:_TOP_TERMS]:
+            by_term.setdefault(term, []).append(entry_id)
+    shared: dict[tuple[str, str], int] = {}
+    for ids in by_term.values():
+        if len(ids) > 200:   # a term this common says nothing about duplication
+            continue
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                key = (a, b) if a < b else (b, a)
+                shared[key] = shared.get(key, 0) + 1
+    found = []
+    for (a, b), count in shared.items():
+        if count < 3:
+            continue
+        va, vb = vectors[a], vectors[b]
+        if len(va) > len(vb):
+            va, vb = vb, va
+        cosine = sum(x * vb.get(t, 0.0) for t, x in va.items())
+        if cosine >= threshold:
+            found.append((cosine, a, b))
+    return sorted(found, reverse=True)
+
+
+def near_duplicates(catalog: Catalog) -> list[Diagnostic]:
+    """A warning, not an error: two entries that read alike and are not declared related are
+    likely one failure written twice (extend one instead)."""
+    if len(catalog.entries) < 2:
+        return []
+    related = {(a, r.id) for a, loaded in catalog.entries.items() for r in loaded.entry.related}
+    problems = []
+    for cosine, a, b in similar_pairs(entry_vectors(catalog), NEAR_DUPLICATE):
+        if (a, b) in related or (b, a) in related:
+            continue
+        loaded = catalog.entries[b]
+        line, col = loaded.located.where(("id",))
+        problems.append(Diagnostic(loaded.path, line, col, "W001", f"reads like '{a}' ({catalog.entries[a].path}): "
+                                   f"{cosine:.0%} of their search terms agree", "if it is the same failure, extend "
+                                   "that entry with this one's wording; if not, say how they differ in 'related' "
+                                   "(often-confused-with)", severity="warning"))
     return problems
 
 

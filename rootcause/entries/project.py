@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import load_config
 from ..errors import Diagnostic, display_path
 from ..files import kind_of, not_regular
 from .catalog import Catalog, load_catalog
+from .study import Report, load_study
 
 
 @dataclass
 class Project:
     root: Path
     catalog: Catalog
+    study: list[Report] = field(default_factory=list)
 
     @property
     def config(self):
@@ -59,6 +61,7 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
         memo = memo.setdefault("entries", {})
     healthy, refused = healthy_log_paths(root, config.healthy_logs)
     catalog = load_catalog(root, config, healthy, workers=workers, memo=memo)
-    if refused:
-        catalog.diagnostics = sorted(catalog.diagnostics + refused)
-    return Project(root, catalog), catalog.diagnostics
+    study, study_problems = load_study(root, config)
+    if refused or study_problems:
+        catalog.diagnostics = sorted(catalog.diagnostics + refused + study_problems)
+    return Project(root, catalog, study), catalog.diagnostics

@@ -59,10 +59,17 @@ class Report:
     consequence_streams: list[str] = field(default_factory=list)
 
 
-def prefilter_regex(anchors: Iterable[str]) -> str:
-    """One alternation of every anchor, longest first, with spaces that also match a wrap."""
-    return "|".join(WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
-                    for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)))
+def prefilter_regex(anchors: Iterable[str], fragments: dict[str, str] | None = None) -> str:
+    """One alternation of every anchor, longest first, with spaces that also match a wrap.
+    `fragments` memoises each anchor's piece (a rebuild mid-scan joins them again)."""
+    fragments = {} if fragments is None else fragments
+    pieces = []
+    for anchor in sorted(set(anchors), key=lambda a: (-len(a), a)):
+        piece = fragments.get(anchor)
+        if piece is None:
+            piece = fragments[anchor] = WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
+        pieces.append(piece)
+    return "|".join(pieces)
 
 
 def signature_from_json(data: dict) -> CompiledSignature:
@@ -74,6 +81,47 @@ def signature_from_json(data: dict) -> CompiledSignature:
                             within=data.get("within", 40))
     object.__setattr__(sig, "_specificity", data["specificity"])
     return sig
+
+
+def index_problem(data) -> str | None:
+    """What is wrong with the shape of a signatures.json (it may come from anywhere), or None."""
+    def texts(value, n=None) -> bool:
+        return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
+
+    def number(value) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
+
+    if not isinstance(data, dict):
+        return "the file holds no mapping"
+    for key, kind in (("signatures", list), ("entries", dict), ("consequences", dict)):
+        if not isinstance(data.get(key), kind):
+            return f"'{key}' is missing or not a {'list' if kind is list else 'mapping'}"
+    for i, sig in enumerate(data["signatures"]):
+        where = f"signatures[{i}]"
+        if not isinstance(sig, dict):
+            return f"{where} is not a mapping"
+        if not isinstance(sig.get("entry"), str) or not number(sig.get("index")) or not number(sig.get("specificity")):
+            return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
+        steps = sig.get("steps")
+        if not isinstance(steps, list) or not steps or not all(texts(step, 2) for step in steps):
+            return f"{where}.steps is not a list of [regex, anchor] pairs"
+        unless = sig.get("unless", [])
+        if not isinstance(unless, list) or not all(texts(step, 2) for step in unless):
+            return f"{where}.unless is not a list of [regex, anchor] pairs"
+        if not number(sig.get("within", 40)) or sig.get("within", 40) < 1:
+            return f"{where}.within is not a positive number"
+        if sig["entry"] not in data["entries"]:
+            return f"{where} names the entry '{sig['entry'][:60]}', which 'entries' lacks"
+    for key, value in data["entries"].items():
+        if not (isinstance(value, list) and len(value) in (4, 6) and texts(value[:4])):
+            return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
+        if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
+                value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(number, value[5]))))):
+            return f"entries['{key[:60]}'] has no valid role or persistence"
+    for key, value in data["consequences"].items():
+        if not texts(value):
+            return f"consequences['{key[:60]}'] is not a list of entry ids"
+    return None
 
 
 def open_log(path: str | Path) -> BinaryIO:
@@ -95,6 +143,7 @@ class Scanner:
         options.max_mem = 512 << 20
         options.log_errors = False
         self._options = options
+        self._fragments: dict[str, str] = {}
         self.prefilter = self._compile(list(self.index.anchors) + list(EVENT_ANCHORS))
         self._full = self.prefilter
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
@@ -104,8 +153,20 @@ class Scanner:
             for sig in sigs:
                 self._anchors_of.setdefault(id(sig), []).append(anchor)
 
+    @classmethod
+    def from_site(cls, folder: str | Path) -> "Scanner":
+        """The scanner of a built site's signature index (`search/signatures.json`)."""
+        import json
+
+        path = Path(folder) / "search" / "signatures.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        problem = index_problem(data)
+        if problem:
+            raise ValueError(f"{path}: not a signature index of this version of rootcause: {problem}")
+        return cls([signature_from_json(s) for s in data["signatures"]])
+
     def _compile(self, anchors: list[str]):
-        return re2.compile(prefilter_regex(anchors).encode(), self._options) if anchors else None
+        return re2.compile(prefilter_regex(anchors, self._fragments).encode(), self._options) if anchors else None
 
     def _reset(self) -> None:
         """Per scan: every anchor live again."""
@@ -145,10 +206,14 @@ class Scanner:
         return report
 
     def scan_text(self, text: str) -> Report:
+        return self.scan_stream(io.BytesIO(text.encode()))
+
+    def scan_stream(self, stream: BinaryIO) -> Report:
+        """Scan any binary reader (`read(n)` returning b"" at the end), e.g. a live process's output."""
         self._reset()
         report = Report(model=LogModel())
         per_signature: dict[int, list[tuple[int, LogLine]]] = {}
-        self._scan_stream(io.BytesIO(text.encode()), report, per_signature, 0)
+        self._scan_stream(stream, report, per_signature, 0)
         self._match(report, per_signature)
         return report
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import __version__
+from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, folder_problem, read_regular, walk_regular
 
@@ -52,7 +52,7 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
     files = [root / "site.yml"]
     files += sorted((root / "entries").glob("*.yaml"))
     files += sorted((root / "content").glob("*.md"))
-    for key in ("healthy_logs", "theme"):
+    for key in ("healthy_logs", "theme", "study"):
         value = settings.get(key)
         # unvalidated here: a folder that is not plainly inside the project is not walked (the
         # build then reports it, E017); links inside are not followed
@@ -175,11 +175,29 @@ def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], di
             data = read_regular(path, MAX_ASSET_BYTES)
         except Refused as refused:
             raise RootcauseError([refused.diagnostic(display_path(path, root))]) from None
+        if logical == "material/palette.css":
+            data += dark_without_javascript(data)
         stem, dot, suffix = logical.rpartition(".")
         name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
         names[logical] = name
         files[name] = data
     return names, files
+
+
+def dark_without_javascript(palette: bytes) -> bytes:
+    """Material's dark ("slate") scheme, applied by `prefers-color-scheme` while <html> still has
+    class "no-js": with JavaScript off, a dark-mode reader gets the dark theme too (with it on,
+    palette.js sets the scheme before the first paint and removes "no-js")."""
+    import re
+
+    css = palette.decode("utf-8")
+    blocks = [m.group(2) for m in re.finditer(r"(\[data-md-color-scheme=slate\](?:\[data-md-color-primary=indigo\])?)"
+                                              r"\{([^{}]*)\}", css)]
+    if not blocks:
+        return b""
+    selector = "html.no-js [data-md-color-scheme=default]"
+    rules = "".join(f"{selector}{{{block}}}" for block in blocks)
+    return f"\n@media (prefers-color-scheme:dark){{{rules}}}\n".encode("utf-8")
 
 
 def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
@@ -231,7 +249,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
     incoming = incoming_links(catalog)
     pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
-    pages += aggregate_pages(config, cards, content_pages)
+    pages += aggregate_pages(config, cards, content_pages, project.study)
     tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
     renderer = Renderer(config, root, asset_names, tabs)
     template_problems = check_templates(renderer, pages)

@@ -10,6 +10,7 @@ named by `theme:` in site.yml.
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import traceback
 from dataclasses import dataclass, field
@@ -24,10 +25,12 @@ from markupsafe import Markup
 
 from ..config import SiteConfig
 from ..entries.catalog import Catalog, LoadedEntry
+from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
+from .highlight import highlight, mark_matches
 
 MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
                   "pencil-outline", "bug-outline", "stethoscope", "rss", "check", "file-upload-outline",
@@ -97,9 +100,9 @@ class Card:
                    tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
 
 
-#: icons repeated within a page are defined once per page (an inline sprite) and referenced;
-#: the others are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser
-SPRITE_ICONS = ("content-copy", "check")
+#: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
+#: icon named here would instead be defined once per page as an inline sprite and referenced
+SPRITE_ICONS: tuple[str, ...] = ()
 ICON_FOLDER = "assets/icons/"
 
 
@@ -122,7 +125,8 @@ def _icons() -> tuple[dict[str, Markup], Markup]:
             icons[name] = Markup(f'<svg aria-hidden="true" focusable="false"><use href="#rc-i-{name}"></use></svg>')
         else:
             icons[name] = Markup(f'<span class="rc-icon rc-i-{name}" aria-hidden="true"></span>')
-    sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols) + "</svg>")
+    sprite = Markup('<svg xmlns="http://www.w3.org/2000/svg" class="rc-sprite" aria-hidden="true">' + "".join(symbols)
+                    + "</svg>") if symbols else Markup("")
     return icons, sprite
 
 
@@ -196,7 +200,7 @@ class Renderer:
             lstrip_blocks=True,
         )
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld,
-                                thread_label=thread_label)
+                                thread_label=thread_label, highlight=highlight, mark_matches=mark_matches)
         icons, sprite = _icons()
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
@@ -205,9 +209,17 @@ class Renderer:
         # a 404 page is served at any address, so only absolute paths work there
         root = self.config.base_path if page.absolute else page.root
 
+        here = PurePosixPath(page.path).parent.as_posix()
+
         def link(target: str) -> str:
-            """A site-relative target ("entries/x/") as a link relative to this page."""
-            return (root + target) if (root + target) else "./"
+            """A site-relative target ("entries/x/") as the shortest link relative to this page
+            ("../x/" between two entries); from the 404 page, an absolute path."""
+            if page.absolute or target.startswith("#"):
+                return (root + target) if (root + target) else "./"
+            path, hash_, fragment = target.partition("#")
+            relative = posixpath.relpath(path or ".", here if here != "." else ".")
+            relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
+            return relative + hash_ + fragment
 
         try:
             template = self.env.get_template(page.template)
@@ -242,22 +254,7 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     entry = loaded.entry
     questions: list[tuple[str, str]] = []
     systems = config.vocabularies.systems
-    if entry.affected:
-        parts = []
-        for a in entry.affected:
-            name = systems[a.system].title if a.system in systems else a.system
-            span = []
-            if a.introduced:
-                span.append(f"from {a.introduced}")
-            if a.fixed:
-                span.append(f"until the fix in {a.fixed}")
-            elif a.last_affected:
-                span.append(f"up to at least {a.last_affected}")
-            text = f"{name} {' '.join(span)}".strip()
-            if a.note:
-                text += f" ({plain(a.note)})"
-            parts.append(text)
-        questions.append(("Which versions are affected?", "; ".join(parts) + "."))
+    if entry.affected:   # which versions: the Affected table says it; the FAQ answers the question readers ask
         fixed = [a for a in entry.affected if a.fixed]
         if fixed:
             answer = "Yes: " + "; ".join(
@@ -275,9 +272,8 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     if anchors:
         grep = " ".join(f"-e {_shell_quote(a)}" for a in anchors[:3])
         questions.append(("What text should I search for in my logs?",
-                          "Lines containing " + ", ".join(_code(a) for a in anchors[:3]) +
-                          f". For example: {_code(f'grep -n -F {grep} train.log')}, or paste the log into the "
-                          "diagnose page of this site, which also tells which rank failed first."))
+                          f"{_code(f'grep -n -F {grep} train.log')}, or paste the log into the diagnose page of this "
+                          "site, which also tells which rank failed first."))
     return questions
 
 
@@ -298,8 +294,7 @@ def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str) -> list[dic
     article = {
         "@context": "https://schema.org",
         "@type": "TechArticle",
-        "headline": entry.title,
-        "description": plain(entry.summary),
+        "headline": entry.title,   # the description is the page's <meta name="description">
         "url": url,
         "datePublished": entry.published.isoformat(),
         "dateModified": entry.reviewed.isoformat(),
@@ -331,20 +326,45 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
         path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
-                 "links": related + backlinks, "link_groups": _group_links(related + backlinks), "canonical": url,
+                 "links": related + backlinks, "link_groups": _group_links(related + backlinks, len(related)),
+                 "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
+                 "source_url": f"{config.repository.rstrip('/')}/blob/{config.branch}/{loaded.path}",
+                 "examples_shown": examples_shown(entry),
                  "report_url": _report_url(config, loaded)},
     )
 
 
-def _group_links(links: list[tuple[str, "Card"]]) -> list[tuple[str, list["Card"]]]:
-    """Links by relation, in the vocabulary's order of first appearance: one line per relation."""
+#: links an entry page shows per relation that other entries declare towards it: a consequence
+#: such as ChildFailedError is the target of dozens, and its page must stay small
+BACKLINKS_SHOWN = 5
+
+
+def examples_shown(entry) -> int:
+    """Example logs a page shows per signature (real ones first; all are in the entry's file):
+    an entry with many signatures shows fewer of each, so that its page stays within budget."""
+    signatures = len(entry.signatures)
+    return 3 if signatures <= 2 else 2 if signatures == 3 else 1
+
+
+def _group_links(links: list[tuple[str, "Card"]], own: int = 0) -> list[tuple[str, list["Card"], int]]:
+    """Links by relation, in the vocabulary's order of first appearance: one line per relation,
+    with how many more there are. The first `own` links are the entry's own and always shown;
+    declared by other entries, at most BACKLINKS_SHOWN per relation, the most severe first."""
     groups: dict[str, list[Card]] = {}
-    for relation, card in links:
-        if card not in groups.setdefault(relation, []):
-            groups[relation].append(card)
-    return list(groups.items())
+    incoming: dict[str, list[Card]] = {}
+    for number, (relation, card) in enumerate(links):
+        if card not in groups.setdefault(relation, []) and card not in incoming.get(relation, []):
+            (groups[relation] if number < own else incoming.setdefault(relation, [])).append(card)
+    out = []
+    for relation, cards in groups.items():
+        extra = sorted(incoming.pop(relation, []), key=lambda c: (SEVERITY_RANK.get(c.severity, 9), c.title.lower()))
+        out.append((relation, cards + extra[:BACKLINKS_SHOWN], max(0, len(extra) - BACKLINKS_SHOWN)))
+    return out
+
+
+SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def _inverse(relation: str) -> str:
@@ -360,8 +380,10 @@ def incoming_links(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
     return incoming
 
 
-def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage]) -> list[Page]:
-    """Home, lists, hubs, coverage, search, diagnose, content pages, 404: built from cards only."""
+def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage],
+                    study: list[Report] | None = None) -> list[Page]:
+    """Home, lists, hubs, coverage, frequency, search, diagnose, content pages, 404: built from
+    cards (and the study's rows) only."""
     vocab = config.vocabularies
     base = config.base_url
     every = list(cards.values())
@@ -396,9 +418,10 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     planned = [
         Page("index.html", "home.html", config.title, config.description,
              {"recent": recent, "counts": counts, "total": total, "canonical": base}),
-        Page("entries/index.html", "list.html", "All entries", f"All {total} entries.",
-             {"heading": "All entries", "intro": "", "items": sorted(every, key=lambda c: c.title.lower()),
-              "canonical": base + "entries/"}),
+        Page("entries/index.html", "entries.html", "All entries", f"All {total} entries.",
+             {"by_severity": [(key, term, sorted((c for c in every if c.severity == key), key=lambda c: c.title.lower()))
+                              for key, term in vocab.severities.items()],
+              "total": total, "canonical": base + "entries/"}),
     ]
     for key, term in vocab.categories.items():
         planned.append(Page(f"categories/{key}/index.html", "list.html", term.title, term.description,
@@ -418,6 +441,8 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     planned.append(Page("coverage/index.html", "coverage.html", "Coverage",
                         "How many entries cover each system, category and phase.",
                         {"counts": counts, "total": total, "canonical": base + "coverage/"}))
+    if study:
+        planned.append(frequency_page(config, cards, study))
     planned.append(Page("search/index.html", "search.html", "Search", "Search error messages and symptoms.",
                         {"canonical": base + "search/"}))
     planned.append(Page("diagnose/index.html", "diagnose.html", "Diagnose a log",
@@ -427,9 +452,45 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         planned.append(Page(f"{content.slug}/index.html", "page.html", content.title, content.description,
                             {"content": content, "canonical": base + f"{content.slug}/",
                              "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{content.source}"}))
-    planned.append(Page("404.html", "404.html", "Page not found", "", {"canonical": base + "404.html"},
+    script = Markup(not_found_script())
+    planned.append(Page("404.html", "404.html", "Page not found", "",
+                        {"canonical": base + "404.html", "inline_script": script, "inline_hash": script_hash(script),
+                         "suggest": [[c.id, plain(c.title)] for c in sorted(every, key=lambda c: c.id)]},
                         sitemap=False, absolute=True))
     return planned
+
+
+FREQUENCY_LINKS = 5   # threads linked per class and system; the table in the repository has them all
+
+
+def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Report]) -> Page:
+    """What people report, per system: classes by count, the entry that covers each (or none yet)."""
+    tallies = tally(study)
+    overall = tallies.pop("")
+    classified = [c for c in overall if c.failure not in UNCLASSIFIED]
+    covered = sum(c.count for c in classified if c.failure in cards)
+    systems = [(key, term, tallies[key]) for key, term in config.vocabularies.systems.items() if key in tallies]
+    return Page("frequency/index.html", "frequency.html", "What people hit",
+                f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
+                {"overall": overall, "systems": systems, "threads": len(study), "cards": cards,
+                 "classified": sum(c.count for c in classified), "covered": covered,
+                 "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
+                 "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
+                 "folder": config.study, "canonical": config.base_url + "frequency/"})
+
+
+def not_found_script() -> str:
+    """The 404 page's script, inlined: at a domain root or under `serve` the page's own links to
+    scripts cannot work until it has moved them (theme/assets/not-found.js says how)."""
+    return (theme_folder() / "assets" / "not-found.js").read_text(encoding="utf-8").replace("</", "<\\/")
+
+
+def script_hash(script: str) -> str:
+    """The CSP source expression that allows exactly this inline script."""
+    import base64
+    import hashlib
+
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
 
 
 def _report_url(config: SiteConfig, loaded: LoadedEntry) -> str:

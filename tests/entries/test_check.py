@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -16,13 +17,14 @@ def test_broken_entries_give_exactly_the_expected_messages():
     assert result.returncode == 1
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     assert result.stdout.decode() == expected
-    assert result.stderr.decode().strip() == "checked 14 entry files: 36 errors in 15 files"
+    assert result.stderr.decode().strip() == "checked 15 entry files: 48 errors in 18 files"
 
 
 def test_every_documented_code_in_the_golden_output_is_explained():
     from rootcause.errors import CODES
 
-    codes = {line.split("error[")[1][:4] for line in (BROKEN / "expected.txt").read_text().splitlines()}
+    codes = {re.search(r"(?:error|warning)\[(\w+)\]", line).group(1)
+             for line in (BROKEN / "expected.txt").read_text().splitlines()}
     assert codes <= set(CODES)
     docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
     for code in CODES:
@@ -32,7 +34,7 @@ def test_every_documented_code_in_the_golden_output_is_explained():
 def test_json_and_github_formats_carry_the_same_problems():
     as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
     github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
-    assert len(as_json) == len(github) == 36
+    assert len(as_json) == len(github) == 50
     first = as_json[0]
     assert github[0].startswith(f"::error file={first['path']},line={first['line']},col={first['column']},title={first['code']}::")
 
@@ -42,10 +44,18 @@ def test_explain_prints_a_code_and_rejects_unknown_ones():
     assert run_cli("check", "--explain", "E999").returncode == 2
 
 
+#: claims in the bundled entries not yet tied to a source (W002, W003), counted when the check
+#: came in: the number may only fall, and no other problem may appear
+UNTIED_CLAIMS = 132
+
+
 def test_bundled_entries_are_clean():
     result = run_cli("check")
     assert result.returncode == 0, result.stdout.decode()
-    assert result.stdout == b""
+    lines = result.stdout.decode().splitlines()
+    others = [line for line in lines if "warning[W002]" not in line and "warning[W003]" not in line]
+    assert others == []
+    assert len(lines) <= UNTIED_CLAIMS, f"{len(lines)} untied claims; at most {UNTIED_CLAIMS}"
 
 
 def test_bad_site_yml_is_reported_with_its_position(tmp_path: Path):
@@ -86,3 +96,20 @@ def test_schema_has_vocabularies_as_enums():
     schema = json.loads((REPO / "entry.schema.json").read_text())
     assert "deepspeed" in schema["properties"]["systems"]["items"]["enum"]
     assert schema["additionalProperties"] is False
+
+
+def test_an_entry_written_twice_is_a_warning_that_names_the_other(tmp_path: Path):
+    from conftest import make_project
+
+    project = make_project(tmp_path / "p", [REPO / "entries" / "cuda-out-of-memory.yaml"])
+    text = (REPO / "entries" / "cuda-out-of-memory.yaml").read_text(encoding="utf-8")
+    text = text.replace("id: cuda-out-of-memory", "id: gpu-memory-exhausted", 1)
+    text = re.sub(r"(?m)^related:\n(?:  .*\n)+", "related: []\n", text)
+    (project / "entries" / "gpu-memory-exhausted.yaml").write_text(text, encoding="utf-8")
+    original = project / "entries" / "cuda-out-of-memory.yaml"
+    original.write_text(re.sub(r"(?m)^related:\n(?:  .*\n)+", "related: []\n", original.read_text()), encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    out = result.stdout.decode()
+    assert ("entries/gpu-memory-exhausted.yaml:2:5: warning[W001]: reads like 'cuda-out-of-memory' "
+            "(entries/cuda-out-of-memory.yaml): 100% of their search terms agree") in out, out
+    assert "error[E035]" in out   # the copied examples also collide: that part is an error

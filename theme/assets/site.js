@@ -37,11 +37,36 @@
       var done = function () {
         button.classList.add("rc-copied");
         button.setAttribute("title", "Copied");
-        setTimeout(function () { button.classList.remove("rc-copied"); button.setAttribute("title", "Copy"); }, 1500);
+        setTimeout(function () { button.classList.remove("rc-copied"); button.removeAttribute("title"); }, 1500);
       };
       if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, function () {});
     });
   });
+
+  // -- the entries index: filter by system, category, severity and phase (a plain list without JS)
+  var filter = document.querySelector("[data-filter]");
+  if (filter) {
+    filter.hidden = false;
+    var cards = Array.prototype.slice.call(document.querySelectorAll(".rc-cards > .rc-card"));
+    var apply = function () {
+      var wanted = {};
+      filter.querySelectorAll("select").forEach(function (select) { if (select.value) wanted[select.name] = select.value; });
+      var shown = 0;
+      cards.forEach(function (card) {
+        var ok = Object.keys(wanted).every(function (field) {
+          return (card.getAttribute("data-" + field) || "").split(" ").indexOf(wanted[field]) >= 0;
+        });
+        card.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      document.querySelectorAll(".rc-severity-group").forEach(function (group) {
+        group.hidden = !group.querySelector(".rc-card:not([hidden])");
+      });
+      filter.querySelector("output").textContent = shown + " of " + cards.length + " entries";
+    };
+    filter.addEventListener("change", apply);
+    apply();
+  }
 
   // -- search -------------------------------------------------------------------------------------
   var searchIndex = null;

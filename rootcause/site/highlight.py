@@ -1,0 +1,97 @@
+"""Code and logs on the page: commands and code highlighted at build time with Pygments, and in
+example logs the text the signature matched marked.
+
+Only the tokens a reader scans for are wrapped (keywords, strings, comments, numbers, builtins,
+function, class and key names, shell prompts), with Pygments' short class names that Material's
+stylesheet colours under `.highlight`: a span around every name and operator would add a third to
+a page's bytes for no reading gain.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from html import escape as _escape
+
+from markupsafe import Markup
+
+
+def escape(text: str) -> str:
+    """Text-node escaping: quotes need none there, and code is full of them."""
+    return _escape(text, quote=False)
+
+#: the language names entries use → Pygments lexer names
+LEXERS = {"python": "python", "bash": "bash", "yaml": "yaml", "json": "json"}
+#: Pygments' short class names that are kept (by prefix of the short name)
+KEPT = ("k", "s", "c", "m", "nb", "nf", "nc", "nd", "nt", "na", "gp", "bp")
+
+
+@lru_cache(maxsize=None)
+def _lexer(language: str):
+    from pygments.lexers import get_lexer_by_name
+
+    return get_lexer_by_name(LEXERS[language], stripnl=False, ensurenl=False)
+
+
+def highlight(code: str, language: str = "text") -> Markup:
+    """`code` as HTML, its meaningful tokens in spans; plain escaped text for other languages."""
+    if language not in LEXERS:
+        return Markup(escape(code))
+    from pygments.token import STANDARD_TYPES
+
+    out: list[str] = []
+    run_class, run_text = None, []
+
+    def flush() -> None:
+        text = escape("".join(run_text))
+        out.append(f'<span class="{run_class}">{text}</span>' if run_class else str(text))
+
+    for token, value in _lexer(language).get_tokens(code):
+        short = _short(token, STANDARD_TYPES)
+        cls = short if short and short.startswith(KEPT) and not value.isspace() else None
+        if cls != run_class and run_text:
+            flush()
+            run_text = []
+        run_class = cls
+        run_text.append(value)
+    if run_text:
+        flush()
+    html = "".join(out)
+    return Markup(html[:-1] if html.endswith("\n") and not code.endswith("\n") else html)
+
+
+def _short(token, standard) -> str | None:
+    while token is not None and token not in standard:
+        token = token.parent
+    return standard.get(token) if token is not None else None
+
+
+#: lines of an example log shown around its first matched line; the whole log is in the entry file
+LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER = 5, 3
+
+
+def mark_matches(log: str, signature, compact: bool = False) -> Markup:
+    """An example log with each stretch a step of `signature` (a CompiledSignature) matched in a
+    line wrapped in <mark>: the reader sees at once which printed words the entry is about. A
+    long log is cut to the lines around the first match, and says how many it leaves out
+    (`compact`: fewer, for an entry with many signatures)."""
+    regexes = [step.compile_re2() for step in signature.steps]
+    physical = log.rstrip("\n").split("\n")
+    hits = [i for i, line in enumerate(physical) if any(rx.search(line) for rx in regexes)]
+    first = hits[0] if hits else len(physical) - 1
+    before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
+    start = max(0, first - before)
+    stop = min(len(physical), max(first, hits[-1] if hits else first) + after + 1, start + most)
+    if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing
+        start, stop = 0, len(physical)
+    lines = [f"⋯ {start} line{'s' if start != 1 else ''} above"] if start else []
+    for line in physical[start:stop]:
+        spans = sorted({m.span() for rx in regexes for m in [rx.search(line)] if m and m.end() > m.start()})
+        if not spans:
+            lines.append(str(escape(line)))
+            continue
+        start, end = spans[0]   # one mark per line: the first match
+        lines.append(f"{escape(line[:start])}<mark>{escape(line[start:end])}</mark>{escape(line[end:])}")
+    if stop < len(physical):
+        lines.append(f"⋯ {len(physical) - stop} line{'s' if len(physical) - stop != 1 else ''} below")
+    return Markup("\n".join(lines))

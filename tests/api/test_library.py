@@ -1,0 +1,94 @@
+"""The library API and the Dask fleet-scan example: the same answers as `rootcause diagnose --json`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, run_cli
+import rootcause
+from rootcause.site.builder import build
+
+RUNS = REPO / "bench" / "real_logs" / "runs"
+LOGS = sorted(RUNS.glob("*.log"))
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("api") / "site"
+    build(REPO, out=out, progress=False)
+    return out
+
+
+def cli_report(path: Path, site: Path) -> dict:
+    result = run_cli("diagnose", "--json", "--site", str(site), str(path))
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("log", LOGS[::5], ids=lambda p: p.stem)
+def test_the_library_gives_the_cli_report(site: Path, log: Path):
+    matcher = rootcause.Matcher(site=site)
+    assert matcher.diagnose_file(log) == cli_report(log, site)
+    assert rootcause.diagnose_text(log.read_text(encoding="utf-8"), site=site) == matcher.diagnose_text(
+        log.read_text(encoding="utf-8"))
+
+
+def test_the_library_reads_the_project_too_and_refuses_what_is_not_a_site(tmp_path: Path):
+    report = rootcause.diagnose_text("[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered",
+                                     root=REPO)
+    assert report["results"][0]["entry"] == "cuda-illegal-memory-access"
+    (tmp_path / "search").mkdir()
+    (tmp_path / "search" / "signatures.json").write_text('{"signatures": 3}')
+    with pytest.raises(rootcause.api.RootcauseUnavailable):
+        rootcause.Matcher(site=tmp_path)
+    with pytest.raises(ValueError, match="not a signature index"):
+        rootcause.Scanner.from_site(tmp_path)
+
+
+def test_the_scanner_alone_from_a_site(site: Path):
+    scanner = rootcause.Scanner.from_site(site)
+    report = scanner.scan_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                               "total capacity of 79.15 GiB of which 1.21 GiB is free.")
+    assert {m.signature.entry_id for m in report.matches} == {"cuda-out-of-memory"}
+
+
+def label_of(job: str) -> dict:
+    return yaml.safe_load(Path(job).with_suffix(".yaml").read_text(encoding="utf-8"))
+
+
+def check_rows(rows: list[dict], site: Path, compare_cli: bool) -> None:
+    assert [Path(r["job"]).name for r in rows] == [p.name for p in LOGS]
+    for row in rows:
+        meta = label_of(row["job"])
+        if compare_cli:
+            report = cli_report(Path(row["job"]), site)
+            assert (row["status"], row["headline"]) == (report["status"], report["headline"])
+        if meta.get("first_rank") is not None and row["status"] in ("known", "unknown"):
+            assert row["first_rank"] == meta["first_rank"], row["job"]
+    known = [r for r in rows if label_of(r["job"])["label"] not in ("none", "healthy")]
+    right = [r for r in known if r["entry"] == label_of(r["job"])["label"] or r["entry"] in label_of(r["job"])["also"]]
+    assert len(right) >= 0.9 * len(known), [(r["job"], r["entry"]) for r in known if r not in right]
+
+
+def test_fleet_scan_with_dask_gives_one_row_per_job_as_the_cli_would(site: Path):
+    pytest.importorskip("dask")
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        from fleet_scan_dask import scan_folder
+    finally:
+        sys.path.pop(0)
+    check_rows(scan_folder(RUNS, site, scheduler="threads", partitions=4), site, compare_cli=True)
+
+
+def test_the_fleet_scan_example_runs_as_documented_with_worker_processes(site: Path):
+    pytest.importorskip("dask")
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "fleet_scan_dask.py"), "--site", str(site),
+                             "--scheduler", "processes", str(RUNS)], capture_output=True, timeout=300, cwd=REPO)
+    assert result.returncode == 0, result.stderr.decode()
+    rows = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    check_rows(rows, site, compare_cli=False)

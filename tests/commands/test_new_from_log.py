@@ -1,0 +1,67 @@
+"""`rootcause new ID --from-log FILE` on real logs: signatures check accepts and that match their examples."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, make_project, run_cli
+from rootcause.matching.propose import mask, normalised
+
+LOGS = {
+    # (log, origin for the filled-in example, what the first proposal must be)
+    "reproduced run": ("bench/real_logs/runs/custom_exception_crash_report.log",
+                       'reproduced: "torch 2.13.0+cpu, Python 3.11: torchrun --nproc_per_node 4 --tee 3 '
+                       'scripts/custom_exception_crash_report.py --fail-rank 2"',
+                       "CorruptBatchError: invalid checksum in batch {int}"),
+    "DeepSpeed thread": ("bench/real_logs/threads/ds-7812.log",
+                         "posted: https://github.com/deepspeedai/DeepSpeed/issues/7812",
+                         "AttributeError: 'DeepSpeedEngine' object has no attribute '_deepcompile_active'"),
+    "DeepSpeed-Chat thread": ("bench/real_logs/threads/ds-3366.log",
+                              "posted: https://github.com/deepspeedai/DeepSpeed/issues/3366",
+                              "RuntimeError: Step {int} exited with non-zero status {int}"),
+}
+
+
+@pytest.mark.parametrize("case", list(LOGS))
+def test_a_log_becomes_an_entry_whose_signatures_check_accepts(tmp_path: Path, case: str):
+    log, origin, expected = LOGS[case]
+    project = make_project(tmp_path / "p", sorted((REPO / "entries").glob("*.yaml")))
+    result = run_cli("--root", str(project), "new", "from-log-case", "--from-log", str(REPO / log))
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode()
+    assert f": {expected}" in out
+    path = project / "entries" / "from-log-case.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert f'  - pattern: "{expected}"' in text
+    # the example is the real lines, verbatim
+    example_lines = [line[10:] for line in text.splitlines() if line.startswith("          ")]
+    log_lines = (REPO / log).read_text(encoding="utf-8").splitlines()
+    assert example_lines and all(line in log_lines for line in example_lines if line)
+    # as a contributor would: fill in the vocabulary and say where the example comes from
+    filled = (text.replace("category: TODO", "category: data").replace("systems: [TODO]", "systems: [pytorch]")
+              .replace("phase: TODO", "phase: forward-backward").replace("severity: TODO", "severity: high")
+              .replace("role: TODO", "role: cause"))
+    filled = re.sub(r'(?m)^        reproduced: ".*"$', "        " + origin, filled)
+    path.write_text(filled, encoding="utf-8")
+    checked = run_cli("--root", str(project), "check")
+    assert checked.returncode == 0, checked.stdout.decode()
+
+
+def test_the_masking_rules_are_those_documented():
+    line = ("[rank3]: RuntimeError: shape torch.Size([8, 1024]) at 10.0.0.7:29500 on [node-3]:29501 from "
+            "/data/ckpt/step_100/model.pt ids [1, 2, 3] dtype torch.bfloat16 ptr 0x7f3a lr 3e-05 loss 1.96 step 808 sm_80")
+    assert mask(normalised(line)) == ("RuntimeError: shape {shape} at {host}:{int} on [{host}]:{int} from {path} ids {ints} "
+                                      "dtype {dtype} ptr {hex} lr {float} loss {float} step {int} sm_80")
+    assert mask("a {literal} brace") == "a {{literal}} brace"
+
+
+def test_a_log_without_a_failure_says_so(tmp_path: Path):
+    project = make_project(tmp_path / "p")
+    log = tmp_path / "healthy.log"
+    log.write_text("[rank0]: step 1 loss 2.3\n[rank0]: step 2 loss 2.1\n")
+    result = run_cli("--root", str(project), "new", "x-y", "--from-log", str(log))
+    assert result.returncode == 1 and "no failure found" in result.stderr.decode()
+    assert not (project / "entries" / "x-y.yaml").exists()
