@@ -33,6 +33,8 @@ _CANONICAL_OTHER = re.compile(r"^(?:commit/[0-9a-f]{7,40}|blob/[^?]+|tree/[^?]+|
                               r"compare/[^?]+|wiki(?:/[^?]+)?|pull/[1-9][0-9]*/(?:files|commits)[^?]*)(?:#[\w.-]+)?$")
 _KIND_PATH = {"issue": ("issues", "discussions"), "pull-request": ("pull",)}
 #: words CITATION reads as a repository that are ordinary words before "#N"
+#: words before "#N" that say what it is, not where: "PR #1525" is any repository's pull request 1525
+_CITATION_WORDS = frozenset({"PR", "PRs", "pr", "issue", "issues", "Issue", "Issues", "pull", "Pull"})
 _NOT_REPOS = frozenset({"and", "or", "see", "in", "of", "the", "also", "step", "rank", "line", "GPU", "gpu", "node",
                         "epoch", "item", "number", "no", "No", "version", "iteration", "layer"})
 
@@ -108,7 +110,7 @@ def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[st
         candidates = [t for t in threads if t[3] == number]
         # "transformers #39849" names its repository; "since #980" or "PR #1958" do not, and any
         # reference with that number will do (a word is read as a repository only if one is cited)
-        names_repo = word is None and (owner is not None or any(_same_repo(repo, t[1]) for t in threads)
+        names_repo = word is None and repo not in _CITATION_WORDS and (owner is not None or any(_same_repo(repo, t[1]) for t in threads)
                                        or "-" in repo or repo[:1].isupper() and repo[1:2].islower() is False)
         if names_repo:
             candidates = [t for t in candidates if _same_repo(repo, t[1]) and (owner is None or owner.lower() == t[0].lower())]
