@@ -115,7 +115,7 @@ def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[st
         if names_repo:
             candidates = [t for t in candidates if _same_repo(repo, t[1]) and (owner is None or owner.lower() == t[0].lower())]
         if not candidates:
-            yield match.group(0) if names_repo else f"#{number}"
+            yield match.group(0) if names_repo or word or repo in _CITATION_WORDS else f"#{number}"
 
 
 def _same_repo(cited: str, repo: str) -> bool:
