@@ -11,17 +11,18 @@ from conftest import REPO, make_project, run_cli
 from rootcause.matching.propose import mask, normalised
 
 LOGS = {
-    # (log, origin for the filled-in example, what the first proposal must be)
+    # (log, origin for the filled-in example, what the first proposal must be); logs whose failure
+    # no entry explains yet (once one does, its proposal collides with that entry: E035, as it should)
     "reproduced run": ("bench/real_logs/runs/custom_exception_crash_report.log",
                        'reproduced: "torch 2.13.0+cpu, Python 3.11: torchrun --nproc_per_node 4 --tee 3 '
                        'scripts/custom_exception_crash_report.py --fail-rank 2"',
                        "CorruptBatchError: invalid checksum in batch {int}"),
-    "DeepSpeed thread": ("bench/real_logs/threads/ds-7812.log",
-                         "posted: https://github.com/deepspeedai/DeepSpeed/issues/7812",
-                         "AttributeError: 'DeepSpeedEngine' object has no attribute '_deepcompile_active'"),
-    "DeepSpeed-Chat thread": ("bench/real_logs/threads/ds-3366.log",
-                              "posted: https://github.com/deepspeedai/DeepSpeed/issues/3366",
-                              "RuntimeError: Step {int} exited with non-zero status {int}"),
+    "DeepSpeedExamples thread": ("bench/real_logs/threads/ds-examples-790-b.log",
+                                 "posted: https://github.com/deepspeedai/DeepSpeedExamples/issues/790",
+                                 "ValueError: Expected input batch_size ({int}) to match target batch_size ({int})."),
+    "PyTorch thread": ("bench/real_logs/threads/pt-3641.log",
+                       "posted: https://github.com/pytorch/pytorch/issues/3641",
+                       "RuntimeError: all inputs must have the same number of elements"),
 }
 
 

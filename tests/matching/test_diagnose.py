@@ -116,10 +116,18 @@ def test_memory_stays_flat_on_a_long_log(tmp_path: Path, scanner, catalog):
     code = ("import resource,sys;from rootcause.commands.cli import main;"
             "rc=main(['diagnose','--json',sys.argv[1]]);"
             "sys.stderr.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss));sys.exit(rc)")
-    result = subprocess.run([sys.executable, "-c", code, str(log)], cwd=REPO, capture_output=True)
-    assert result.returncode == 0
-    peak_kb = int(result.stderr.decode().strip().splitlines()[-1])
-    assert peak_kb < 400_000, peak_kb  # far below the log's size times anything: chunks are streamed
+    short = tmp_path / "short.log"
+    short.write_bytes((REPRO / "deepspeed-0.17.6.log").read_bytes())
+
+    def peak(path: Path) -> int:
+        result = subprocess.run([sys.executable, "-c", code, str(path)], cwd=REPO, capture_output=True)
+        assert result.returncode == 0
+        return int(result.stderr.decode().strip().splitlines()[-1])
+
+    # flat in the size of the log: 60 MB more of it costs no more than a few chunks (the rest of
+    # the peak is loading the entries, which grows with the corpus, not with the log)
+    grown_kb = peak(log) - peak(short)
+    assert grown_kb < 40_000, grown_kb
 
 
 def test_hostile_logs_end_quickly_with_bounded_memory(tmp_path: Path, scanner, catalog):
