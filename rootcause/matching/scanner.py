@@ -191,7 +191,7 @@ class Scanner:
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
         self._set_after = max(SET_AFTER_LOOKUPS, len(self.table.anchors))
-        self._reset()
+        self.last_scan: _Scan | None = None        # the state of the last scan finished (for tests)
 
     @property
     def index(self) -> SignatureTable:
@@ -231,8 +231,77 @@ class Scanner:
         parts = [re2.compile(prefilter_regex(run, self._fragments).encode(), self._options) for run in runs]
         return parts[0] if len(parts) == 1 else Shards(parts)
 
-    def _reset(self) -> None:
-        """Per scan: every anchor live again."""
+    def _candidates(self, text: str) -> tuple[int, ...]:
+        """Numbers of the signatures with an anchor in `text`, ascending."""
+        self._lookups += 1
+        table = self.table
+        if self._set is None and self._lookups > self._set_after:
+            options = re2.Options()
+            options.literal = True
+            options.max_mem = 256 << 20
+            every = re2.Set.SearchSet(options)
+            for anchor in table.anchors:
+                every.Add(anchor)
+            every.Compile()
+            self._set = every   # whole before it is seen: scanners may be shared between threads
+        every = self._set
+        anchors = (every.Match(text) or ()) if every is not None else table.candidate_anchors(text)
+        return tuple(sorted({n for a in anchors for n in table.by_anchor[a]}))
+
+    def _prefilter(self, live: frozenset[int], exceptions_dead: bool):
+        """The prefilter of these live anchors and the event anchors (compiled once, kept)."""
+        key = (live, exceptions_dead)
+        prefilter = self._compiled.get(key)
+        if prefilter is None:
+            events = [a for a in EVENT_ANCHORS if not (exceptions_dead and a in EXCEPTION_ANCHORS)]
+            anchors = self.table.anchors
+            prefilter = self._compile([anchors[n] for n in live] + events)
+            if len(self._compiled) >= 32:
+                self._compiled.clear()
+            self._compiled[key] = prefilter
+        return prefilter
+
+    # -- scanning -------------------------------------------------------------------------------
+    def scan_paths(self, paths: Iterable[str | Path]) -> Report:
+        scan = _Scan(self)
+        offset = 0
+        for path in paths:
+            with open_log(path) as stream:
+                offset = scan.read(stream, offset)
+        return scan.finish()
+
+    def scan_text(self, text: str) -> Report:
+        return self.scan_stream(io.BytesIO(text.encode()))
+
+    def scan_stream(self, stream: BinaryIO) -> Report:
+        """Scan any binary reader (`read(n)` returning b"" at the end), e.g. a live process's output."""
+        scan = _Scan(self)
+        scan.read(stream, 0)
+        return scan.finish()
+
+    def _line_info(self, raw: bytes) -> tuple:
+        """What a candidate line is, before any neighbour is considered: (parsed line, candidate
+        signatures by number, does any of their patterns match it, its event). Memoised per
+        scanner (`_cached_info`): a log that repeats lines, as crash loops and warning floods do,
+        parses each distinct line once."""
+        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
+        candidates = self._candidates(line.text)
+        signature = self.table.signature
+        step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
+        # the event anchors are looked for as printed: a rich frame's box is part of its anchor
+        event = recognise(line.text) if self._events.search(raw) else None
+        return line, candidates, step_hit, event
+
+
+
+class _Scan:
+    """The state of one scan (a scanner may serve several at once, from several threads)."""
+
+    def __init__(self, scanner: Scanner):
+        self.scanner = scanner
+        self.table = scanner.table
+        self.report = Report(model=LogModel())
+        self.per_signature: dict[int, list[tuple[int, LogLine]]] = {}
         self.prefilter = None
         self._saturated: set[int] = set()     # signature numbers with a full bucket
         self._dead: set[int] = set()          # anchor numbers all of whose signatures are saturated
@@ -243,6 +312,14 @@ class Scanner:
         self._full = False                    # reading with the prefilter of every anchor
         self._block: frozenset[int] | None = None
         self._state: tuple | None = None
+
+    def finish(self) -> Report:
+        self._match(self.report, self.per_signature)
+        self.scanner.last_scan = self
+        return self.report
+
+    def read(self, stream: BinaryIO, first_line: int) -> int:
+        return self._scan_stream(stream, self.report, self.per_signature, first_line)
 
     def _enter(self, data: bytes, read: int) -> None:
         """Choose the prefilter for a block of `data`, `read` bytes into the scan."""
@@ -257,17 +334,9 @@ class Scanner:
         if state == self._state:
             return
         self._state = state
-        events = [a for a in EVENT_ANCHORS if not (self._exceptions_dead and a in EXCEPTION_ANCHORS)]
         numbers = range(len(self.table.anchors)) if self._block is None else self._block
         live = frozenset(n for n in numbers if n not in self._removed)
-        key = (live, self._exceptions_dead)
-        prefilter = self._compiled.get(key)
-        if prefilter is None:
-            if len(self._compiled) >= 32:
-                self._compiled.clear()
-            anchors = self.table.anchors
-            prefilter = self._compiled[key] = self._compile([anchors[n] for n in live] + events)
-        self.prefilter = prefilter
+        self.prefilter = self.scanner._prefilter(live, self._exceptions_dead)
 
     def _saturate(self, number: int) -> None:
         self._saturated.add(number)
@@ -284,45 +353,6 @@ class Scanner:
         self._removed = frozenset(self._dead)
         self._refresh()
         self._pending = False
-
-    def _candidates(self, text: str) -> tuple[int, ...]:
-        """Numbers of the signatures with an anchor in `text`, ascending."""
-        self._lookups += 1
-        table = self.table
-        if self._set is None and self._lookups > self._set_after:
-            options = re2.Options()
-            options.literal = True
-            options.max_mem = 256 << 20
-            self._set = re2.Set.SearchSet(options)
-            for anchor in table.anchors:
-                self._set.Add(anchor)
-            self._set.Compile()
-        anchors = (self._set.Match(text) or ()) if self._set is not None else table.candidate_anchors(text)
-        return tuple(sorted({n for a in anchors for n in table.by_anchor[a]}))
-
-    # -- scanning -------------------------------------------------------------------------------
-    def scan_paths(self, paths: Iterable[str | Path]) -> Report:
-        self._reset()
-        report = Report(model=LogModel())
-        per_signature: dict[int, list[tuple[int, LogLine]]] = {}
-        offset = 0
-        for path in paths:
-            with open_log(path) as stream:
-                offset = self._scan_stream(stream, report, per_signature, offset)
-        self._match(report, per_signature)
-        return report
-
-    def scan_text(self, text: str) -> Report:
-        return self.scan_stream(io.BytesIO(text.encode()))
-
-    def scan_stream(self, stream: BinaryIO) -> Report:
-        """Scan any binary reader (`read(n)` returning b"" at the end), e.g. a live process's output."""
-        self._reset()
-        report = Report(model=LogModel())
-        per_signature: dict[int, list[tuple[int, LogLine]]] = {}
-        self._scan_stream(stream, report, per_signature, 0)
-        self._match(report, per_signature)
-        return report
 
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
         """Feed chunks; returns the line number after the last line (for several files in a row)."""
@@ -388,22 +418,9 @@ class Scanner:
             position = stop + 1
         return line_number + data.count(b"\n", position, end)
 
-    def _line_info(self, raw: bytes) -> tuple:
-        """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures by number, does any of their patterns match it, its event). Memoised per
-        scanner (`_cached_info`): a log that repeats lines, as crash loops and warning floods do,
-        parses each distinct line once."""
-        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
-        candidates = self._candidates(line.text)
-        signature = self.table.signature
-        step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
-        # the event anchors are looked for as printed: a rich frame's box is part of its anchor
-        event = recognise(line.text) if self._events.search(raw) else None
-        return line, candidates, step_hit, event
-
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
                    following: bytes | None) -> None:
-        line, candidates, step_hit, event = self._cached_info(raw)
+        line, candidates, step_hit, event = self.scanner._cached_info(raw)
         signature = self.table.signature
         if candidates and following is not None and not step_hit and b"\n" not in raw \
                 and len(line.text) >= MIN_WRAPPED \
@@ -412,7 +429,7 @@ class Scanner:
             if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
                                                          for n in candidates):
                 line = joined
-                event = recognise(line.text) if self._events.search(raw) else None
+                event = recognise(line.text) if self.scanner._events.search(raw) else None
         if event is not None:
             report.model.feed(number, line, *event)
         kept = False
@@ -441,6 +458,8 @@ class Scanner:
                 kept.update(match.lines)
         report.hit_lines = {n: line for n, line in report.hit_lines.items() if n in kept}
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
+
+
 
 
 def join_lines(physical: list[str], strict: bool = False) -> LogLine:

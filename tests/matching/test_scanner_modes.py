@@ -42,7 +42,7 @@ def test_the_cheap_start_and_the_bulk_machinery_give_the_same_reports(catalog, m
     examples = "\n".join(ex for loaded in catalog.entries.values() for sig in loaded.entry.signatures
                          for ex in sig.example_logs)
     expected_examples = report_json(rank(cheap.scan_text(examples), catalog.consequences()), {}, 50)
-    assert not cheap._full and cheap._set is None   # the cheap way all along
+    assert not cheap.last_scan._full and cheap._set is None   # the cheap way all along
     monkeypatch.setattr(scanner_module, "SUBSET_MIN_BYTES", -1)
     monkeypatch.setattr(scanner_module, "SUBSET_BYTES_PER_ANCHOR", 0)
     monkeypatch.setattr(scanner_module, "MAX_PREFILTER_CHARS", 3000)
@@ -51,12 +51,24 @@ def test_the_cheap_start_and_the_bulk_machinery_give_the_same_reports(catalog, m
     for log in LOGS:
         assert _report(bulk, catalog, [log]) == expected[log.name], log.name
     assert report_json(rank(bulk.scan_text(examples), catalog.consequences()), {}, 50) == expected_examples
-    assert bulk._full and bulk._set is not None and isinstance(bulk.prefilter, scanner_module.Shards)
+    assert bulk.last_scan._full and bulk._set is not None and isinstance(bulk.last_scan.prefilter, scanner_module.Shards)
 
 
 WORDS = ["error", "NCCL", "rank", "0", "Tried", "to", "allocate", "x.y:z", "[1,2]", "é", "a", "CUDA", "out", "of",
          "memory.", "Size([0])", "\x1b[31m", "'q'"]
 GAPS = [" ", "  ", "\t", "\n", " \n ", "\t\n\t", "\r\n", "\n\n", "", "\x0c"]
+
+
+def test_one_scanner_serves_several_threads_at_once(catalog):
+    """A library caller (a fleet scan) may share one scanner between threads: each scan keeps
+    its own prefilter and state."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    scanner = Scanner(catalog.signatures())
+    alone = {log.name: _report(Scanner(catalog.signatures()), catalog, [log]) for log in LOGS}
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda log: _report(scanner, catalog, [log]), LOGS * 3))
+    assert shared == [alone[log.name] for log in LOGS * 3]
 
 
 def test_possible_never_leaves_out_an_anchor_the_prefilter_finds():
