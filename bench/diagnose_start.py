@@ -46,6 +46,8 @@ def project(n: str, work: Path) -> Path:
         shutil.copy2(REPO / "site.yml", folder / "site.yml")
         shutil.copytree(REPO / "entries", folder / "entries")
         shutil.copytree(REPO / "tests" / "logs" / "healthy", folder / "tests" / "logs" / "healthy")
+        if (REPO / "study").is_dir():
+            shutil.copytree(REPO / "study", folder / "study")
         return folder
     folder = work / f"start-n{int(n)}"
     stamp = folder / ".synth-stamp-rootcause"
