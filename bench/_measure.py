@@ -139,9 +139,8 @@ def snapshot_code(work: Path) -> dict:
     target = code / "rootcause"
     if target.exists():
         shutil.rmtree(target)
-    target.mkdir(parents=True)
-    for path in (repo / "rootcause").glob("*.py"):
-        shutil.copy2(path, target / path.name)
+    # every module, subpackages included (matching/, entries/, site/, commands/)
+    shutil.copytree(repo / "rootcause", target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "theme"))
     shutil.copytree(repo / "theme", target / "theme", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ)
     env["PYTHONPATH"] = str(code) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Synthetic but realistic entries for the benchmarks, in three forms with the same content:
 
-- a rootcause project (site.yml copied from the repository, without `healthy_logs`, and
+- a rootcause project (site.yml copied from the repository, without `healthy_logs` and `study`, and
   entries/*.yaml),
 - a Hugo site (hugo.toml, content/entries/*.md with front matter, and a minimal theme-less
   layout written here: home, entry page, lists, taxonomy pages, RSS, sitemap and a JSON index
@@ -489,7 +489,8 @@ def write_rootcause(synth: Synth, dest: Path, entries: list[dict]) -> Path:
     project = dest / "rootcause"
     (project / "entries").mkdir(parents=True, exist_ok=True)
     config = (REPO / "site.yml").read_text(encoding="utf-8")
-    config = "\n".join(line for line in config.splitlines() if not line.startswith("healthy_logs:")) + "\n"
+    config = "\n".join(line for line in config.splitlines()
+                       if not line.startswith(("healthy_logs:", "study:"))) + "\n"
     (project / "site.yml").write_text(config, encoding="utf-8")
     for entry in entries:
         (project / "entries" / f"{entry['id']}.yaml").write_text(entry_yaml(entry), encoding="utf-8")

@@ -9,8 +9,9 @@ As a library (for fleet scans and tools of your own)::
     for path in paths:
         report = matcher.diagnose_file(path)
 
-`Matcher(root=PROJECT)` reads the project's entries instead (validated first, as `diagnose`
-does); `rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
+`Matcher(root=PROJECT)` reads the project instead, as `diagnose` does: its compiled signature
+index in `.rootcause-cache/` when that is fresh, else the entries, validated first;
+`rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
 """
 
 from .api import Matcher, Scanner, diagnose_file, diagnose_text

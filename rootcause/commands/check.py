@@ -1,4 +1,7 @@
-"""`rootcause check`: validate site.yml, every entry and every page; print every problem at once."""
+"""`rootcause check`: validate site.yml, every entry and every page; print every problem at once.
+
+When the entries are valid, their compiled signature index is stored in `.rootcause-cache/`
+for `diagnose` (`rootcause.site.diagnosis_index`)."""
 
 from __future__ import annotations
 
@@ -39,6 +42,10 @@ def run(args) -> int:
         print(f"{code}: {CODES[code]}")
         return 0
     project, diagnostics = open_project(Path(args.root))
+    if project is not None and not any(d.severity == "error" for d in diagnostics):
+        from ..site.diagnosis_index import store
+
+        store(project)   # the entries are valid: `diagnose` can read them compiled from now on
     if project is not None:
         from ..site.builder import theme_files
         from ..site.content import load_content

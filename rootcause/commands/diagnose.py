@@ -1,9 +1,13 @@
 """`rootcause diagnose`: the command-line face of the matcher (`rootcause.matching`), for CI pipelines and login nodes.
 
-Signatures come from the project's entries (checked first), or from a built site's
-`search/signatures.json` with `--site`, so a copy of the built site is all a cluster needs.
-Errors that no signature explains are searched in the site's search index (the same one the
-site's search box uses) for a separate "possibly related" tier.
+Signatures come from the project's compiled signature index in `.rootcause-cache/`
+(`rootcause.site.diagnosis_index`: the data of the site's `search/signatures.json`, stored by
+`check`, `build` and `diagnose` itself whenever they checked the entries without error) when it
+is fresh; otherwise the entries are checked first and the index stored again. With `--site`
+they come from a built site's `search/signatures.json`, so a copy of the built site is all a
+cluster needs. Errors that no signature explains are searched in the site's search index (the
+same one the site's search box uses; the compiled index holds a copy) for a separate "possibly
+related" tier.
 
 Exit status: 0 a known failure was found; 1 no failure found; 3 the log shows a failure that no
 entry explains; 2 usage or input error.
@@ -15,6 +19,7 @@ import gzip
 import json
 import sys
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 EXIT_FOUND, EXIT_NONE, EXIT_ERROR, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -26,15 +31,17 @@ from ..text import printable
 
 
 
-def _infos_from_site(entries: dict):
+def _info(entry_id: str, row: list):
     from ..matching.ranking import EntryInfo, Persistence
 
-    infos = {}
-    for entry_id, row in entries.items():
-        role = row[4] if len(row) > 4 else "cause"
-        persistent = Persistence(*row[5]) if len(row) > 5 and row[5] else None
-        infos[entry_id] = EntryInfo(entry_id, row[0], row[1], row[2], row[3], role, persistent)
-    return infos
+    role = row[4] if len(row) > 4 else "cause"
+    persistent = Persistence(*row[5]) if len(row) > 5 and row[5] else None
+    return EntryInfo(entry_id, row[0], row[1], row[2], row[3], role, persistent)
+
+
+def _infos_from_site(entries: dict):
+    """EntryInfo by id from the 'entries' of a signatures.json."""
+    return {entry_id: _info(entry_id, row) for entry_id, row in entries.items()}
 
 
 MAX_INDEX_BYTES = 256 << 20
@@ -75,8 +82,79 @@ def _from_site(folder: Path):
     return signatures, infos, consequences, folder.resolve().as_posix() + "/", index
 
 
-def _from_project(root: Path):
+class _IndexedInfos(Mapping):
+    """EntryInfo by id, each read from the compiled index when a report first needs it."""
+
+    def __init__(self, index):
+        self._index = index
+        self._made: dict = {}
+
+    def __getitem__(self, entry_id: str):
+        if entry_id not in self._made:
+            from ..matching.anchors import CorruptIndex
+            from ..matching.scanner import row_problem
+
+            row = self._index.entry(entry_id)
+            if row is None:
+                raise KeyError(entry_id)
+            problem = row_problem(entry_id, row)
+            if problem:
+                raise CorruptIndex(problem)
+            self._made[entry_id] = _info(entry_id, row)
+        return self._made[entry_id]
+
+    def __iter__(self):
+        return iter(self._index.entry_ids())
+
+    def __len__(self) -> int:
+        return len(self._index.entry_ids())
+
+
+class _IndexedSearch:
+    """The compiled index's copy of the site's search index, read only when an error needs related entries."""
+
+    def __init__(self, index):
+        self._index = index
+        self._search = None
+
+    def query(self, text: str, limit: int = 10) -> list[dict]:
+        from ..matching.anchors import CorruptIndex
+
+        try:
+            if self._search is None:
+                self._search = self._index.search_index()
+            return self._search.query(text, limit)
+        except CorruptIndex:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError, RecursionError) as exc:
+            raise CorruptIndex(f"the search files are not a search index ({exc})") from None
+
+
+def _from_cache(root: Path, verify: bool = False):
+    """The project's compiled signature index, if it is fresh and whole; else None. `verify`
+    hashes every section first (for a reader that cannot start over, such as one of standard
+    input: nothing may turn out damaged once reading has begun)."""
+    from ..site.diagnosis_index import CorruptIndex, load
+
+    index = load(root.resolve())
+    if index is None or (verify and not index.verify()):
+        return None
+    try:
+        return index.table(), _IndexedInfos(index), index.consequences(), index.base_url, _IndexedSearch(index)
+    except CorruptIndex:
+        return None
+
+
+def _from_project(root: Path, use_cache: bool = True, verify: bool = True):
+    """From the compiled index when it is fresh; else from the entries, checked (the slow
+    path), which then stores the index for the next call."""
+    if use_cache:
+        found = _from_cache(root, verify)
+        if found is not None:
+            return found
     from ..entries.project import open_project
+    from ..site.diagnosis_index import store
+    from ..site.search import build_search_files, build_signature_file
 
     project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
@@ -84,10 +162,12 @@ def _from_project(root: Path):
         for d in errors[:20]:
             print(d, file=sys.stderr)
         raise SystemExit(_fail("the entries have errors (run `rootcause check`); or use --site with a built site"))
-    return sources_of(project.catalog)
+    search_files = build_search_files(project.catalog)
+    store(project, build_signature_file(project.catalog), search_files)
+    return sources_of(project.catalog, search_files)
 
 
-def sources_of(catalog):
+def sources_of(catalog, search_files: dict | None = None):
     """(signatures, entry infos, consequences, base URL, search index) of a loaded catalog."""
     from ..matching.ranking import EntryInfo, Persistence
     from ..site.search import SearchIndex, build_search_files
@@ -98,7 +178,7 @@ def sources_of(catalog):
         e = loaded.entry
         persistent = Persistence(e.persistent.count, e.persistent.within) if e.persistent else None
         infos[i] = EntryInfo(i, e.title, plain(e.summary), f"entries/{i}/", plain(e.fix[0].step), e.role, persistent)
-    index = SearchIndex(build_search_files(catalog))
+    index = SearchIndex(search_files if search_files is not None else build_search_files(catalog))
     return catalog.signatures(), infos, catalog.consequences(), catalog.config.base_url, index
 
 
@@ -143,12 +223,14 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable report")
     p.add_argument("--top", type=int, default=5, help="how many entries to report (default 5)")
     p.add_argument("--site", help="use a built site's signature index instead of the project's entries")
+    p.add_argument("--no-cache", action="store_true",
+                   help="check the entries instead of reading the compiled index in .rootcause-cache/ "
+                        "(which is then stored anew)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..matching.ranking import rank
-    from ..matching.scanner import Scanner
+    from ..matching.anchors import CorruptIndex
 
     if args.top < 1:
         return _fail("--top must be at least 1")
@@ -161,10 +243,9 @@ def run(args) -> int:
     if logs.count("-") > 1:
         return _fail("standard input ('-') can be read only once")
     try:
-        signatures, infos, consequences, base, index = load_sources(args)
+        source = load_sources(args, verify="-" in logs)
     except SystemExit as stop:
         return int(stop.code or EXIT_ERROR)
-    scanner = Scanner(signatures)
     reading: list[str] = []
 
     def each_log():  # remembers which log is being read, to name it if it cannot be
@@ -173,25 +254,54 @@ def run(args) -> int:
             yield log
 
     try:
-        report = rank(scanner.scan_paths(each_log()), consequences, infos)
+        try:
+            data = diagnosis(source, each_log(), args.top)
+        except CorruptIndex as exc:
+            if args.site:
+                raise
+            # a part of the compiled index read only now turned out damaged: never trusted, it
+            # goes, and the logs are read again with the checked entries (which store a new one)
+            from ..site.diagnosis_index import remove
+
+            remove(Path(args.root).resolve())
+            if "-" in logs:
+                return _fail(f"the compiled signature index in .rootcause-cache/ is damaged ({exc}); it was "
+                             "removed: run again")
+            try:
+                source = _from_project(Path(args.root), use_cache=False)
+            except SystemExit as stop:
+                return int(stop.code or EXIT_ERROR)
+            data = diagnosis(source, each_log(), args.top)
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         what = "is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})"
         return _fail(f"{_name(reading)}: the compressed log {what}")
     except OSError as exc:
         return _fail(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}")
-    data = full_report(report, infos, index, args.top)
     if args.json:
         json.dump(data, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print_text(data, base)
+        print_text(data, source[3])
     return exit_status(data)
 
 
-def load_sources(args):
-    """(signatures, entry infos, consequences, base URL, search index) from `--site` or the project;
-    raises SystemExit with the exit status after printing why it cannot."""
-    return _from_site(Path(args.site)) if args.site else _from_project(Path(args.root))
+def load_sources(args, verify: bool = True):
+    """(signatures, entry infos, consequences, base URL, search index) from `--site` or the project
+    (its compiled index when fresh, unless `args.no_cache`; `verify`: hash all of it first, for a
+    caller that cannot read its input twice); raises SystemExit with the exit status after
+    printing why it cannot."""
+    if args.site:
+        return _from_site(Path(args.site))
+    return _from_project(Path(args.root), not getattr(args, "no_cache", False), verify)
+
+
+def diagnosis(source: tuple, logs, top: int = 5) -> dict:
+    """The JSON report on `logs` (paths, '-' for standard input) from a `load_sources` result."""
+    from ..matching.ranking import rank
+    from ..matching.scanner import Scanner
+
+    signatures, infos, consequences, _base, index = source
+    return full_report(rank(Scanner(signatures).scan_paths(logs), consequences, infos), infos, index, top)
 
 
 def full_report(report, infos: dict, index, top: int) -> dict:

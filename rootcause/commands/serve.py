@@ -4,107 +4,20 @@ The built files are served as they are; HTML responses get one extra
 `<script src="/__rootcause/livereload.js">` (an external script, so the pages still work under a
 `script-src 'self'` policy). That script listens to a server-sent event stream and reloads the
 page after each successful rebuild. A failed rebuild prints every problem in the terminal and
-keeps serving the last good site.
+keeps serving the last good site. The HTTP side lives in `livereload`, imported only here, so
+that the other verbs (a short `diagnose` above all) do not pay for `http.server`.
 """
 
 from __future__ import annotations
 
-import http.server
-import socketserver
 import sys
 import threading
 import time
-import webbrowser
 from functools import partial
 from pathlib import Path
 
 from ..errors import RootcauseError
 from ..text import printable
-
-LIVERELOAD_JS = b"""(function () {
-  var source = new EventSource("/__rootcause/events");
-  source.addEventListener("reload", function () { window.location.reload(); });
-})();
-"""
-INJECT = b'<script src="/__rootcause/livereload.js"></script>'
-
-
-class _BuildState:
-    """The generation number of the served site; waiters wake when it changes."""
-
-    def __init__(self):
-        self.generation = 0
-        self.changed = threading.Condition()
-
-    def bump(self) -> None:
-        with self.changed:
-            self.generation += 1
-            self.changed.notify_all()
-
-    def wait(self, seen: int, timeout: float) -> int:
-        with self.changed:
-            self.changed.wait_for(lambda: self.generation != seen, timeout=timeout)
-            return self.generation
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    state: _BuildState
-
-    def log_message(self, format, *args):  # noqa: A002 - the stdlib's name
-        pass  # quiet: the terminal shows builds, not every request
-
-    def do_GET(self):  # noqa: N802 - the stdlib's name
-        if self.path == "/__rootcause/livereload.js":
-            return self._send(200, "text/javascript", LIVERELOAD_JS)
-        if self.path == "/__rootcause/events":
-            return self._events()
-        path = self.translate_path(self.path)
-        if Path(path).is_dir():
-            index = Path(path) / "index.html"
-            if not self.path.split("?")[0].endswith("/"):
-                return super().do_GET()  # the stdlib redirects to the trailing slash
-            path = str(index)
-        if path.endswith(".html") and Path(path).is_file():
-            body = Path(path).read_bytes().replace(b"</body>", INJECT + b"</body>", 1)
-            return self._send(200, "text/html; charset=utf-8", body)
-        if not Path(path).exists():
-            not_found = Path(self.directory) / "404.html"
-            if not_found.is_file():
-                body = not_found.read_bytes().replace(b"</body>", INJECT + b"</body>", 1)
-                return self._send(404, "text/html; charset=utf-8", body)
-        return super().do_GET()
-
-    def _send(self, status: int, kind: str, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _events(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        seen = self.state.generation
-        try:
-            while True:
-                now = self.state.wait(seen, timeout=15)
-                if now != seen:
-                    seen = now
-                    self.wfile.write(b"event: reload\ndata: %d\n\n" % now)
-                else:
-                    self.wfile.write(b": keep-alive\n\n")
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            return
-
-
-class _Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
 
 def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
     """Build if anything changed; a failed build is retried only once its inputs change again.
@@ -168,6 +81,7 @@ def run(args) -> int:
 def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           out: Path | None = None) -> int:
     from ..site.builder import build
+    from .livereload import BuildState, Handler, Server
 
     root = root.resolve()
     memo: dict = {}  # parsed entries and rendered pages, reused across rebuilds
@@ -180,10 +94,10 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
         return 1
     print(first.summary(), flush=True)
     site = first.out
-    state = _BuildState()
-    handler = partial(type("Handler", (_Handler,), {"state": state}), directory=str(site))
+    state = BuildState()
+    handler = partial(type("Handler", (Handler,), {"state": state}), directory=str(site))
     try:
-        server = _Server((host, port), handler)
+        server = Server((host, port), handler)
     except OSError as exc:
         print(f"cannot listen on {host}:{port}: {exc.strerror}; try --port {port + 1}", file=sys.stderr)
         return 2
@@ -191,6 +105,8 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
     print(f"serving {site} at {url} — rebuilding on changes; Ctrl-C to stop", flush=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     if open_browser:
+        import webbrowser
+
         webbrowser.open(url)
     from watchfiles import watch
 

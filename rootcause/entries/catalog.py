@@ -310,33 +310,95 @@ def _related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
     return pairs
 
 
+#: Bounds on E035, so that a folder of entries that all collide (a pull request adding a
+#: pattern that matches everything, a generated corpus gone wrong) prints a page, not millions
+#: of lines: examples of one entry listed as matching one other entry, then "… and N more";
+#: E035 lines in all (those summaries included); and the signature tests spent counting the
+#: collisions past that, after which the count is a lower bound.
+MAX_E035_PER_PAIR = 3
+MAX_E035 = 200
+E035_COUNT_BUDGET = 200_000
+E035_HINT = ("make one of the two patterns more specific, or declare the relation in 'related' "
+             "(caused-by, causes or often-confused-with)")
+
+
 def _collisions(catalog: Catalog) -> list[Diagnostic]:
-    """An example of entry A matched by a signature of entry B is an error unless A and B are related."""
+    """An example of entry A matched by a signature of entry B is an error unless A and B are related.
+
+    Reported per ordered pair (A's examples matching B, in A's file): the first
+    MAX_E035_PER_PAIR, then one line counting the rest; past MAX_E035 lines only a count, in one
+    last line (a lower bound once E035_COUNT_BUDGET signature tests were spent counting)."""
     signatures = catalog.signatures()
     if not signatures:
         return []
     index = AnchorIndex(signatures)
     allowed = _related_pairs(catalog)
-    problems = []
+    problems: list[Diagnostic] = []
+    unlisted = unlisted_pairs = 0   # collisions past MAX_E035, and the pairs of entries they are between
+    budget, exhausted = E035_COUNT_BUDGET, False
+    first_unlisted: tuple[str, int, int] | None = None
     for entry_id, loaded in catalog.entries.items():
+        per_pair: dict[str, list] = {}   # other entry → [listed, more, (line, col) of the last listed]
+        beyond: set[str] = set()          # other entries with collisions past MAX_E035
         for i, signature in enumerate(loaded.entry.signatures):
             for j, example in enumerate(signature.example_logs):
+                if exhausted:
+                    break
                 numbered = parse_text(example)
-                candidates = {sig.entry_id: sig for _n, line in numbered for sig in index.candidates(line.text)
+                candidates = {sig.entry_id for _n, line in numbered for sig in index.candidates(line.text)
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
-                for other_id, other in sorted(candidates.items()):
-                    hits = [s for s in catalog.entries[other_id].signatures if find_matches(s, numbered)]
-                    if hits:
-                        line, col = loaded.located.where(("signatures", i, "examples", j))
+                for other_id in sorted(candidates):
+                    others = catalog.entries[other_id].signatures
+                    if len(problems) >= MAX_E035:
+                        if budget <= 0:
+                            exhausted = True
+                            break
+                        budget -= len(others)
+                    hit = next((s for s in others if find_matches(s, numbered)), None)
+                    if hit is None:
+                        continue
+                    line, col = loaded.located.where(("signatures", i, "examples", j))
+                    pair = per_pair.setdefault(other_id, [0, 0, (line, col)])
+                    if len(problems) >= MAX_E035:
+                        unlisted += 1
+                        beyond.add(other_id)
+                        first_unlisted = first_unlisted or (loaded.path, line, col)
+                    elif pair[0] < MAX_E035_PER_PAIR:
+                        pair[0] += 1
+                        pair[2] = (line, col)
                         problems.append(Diagnostic(
                             loaded.path, line, col, "E035",
-                            f"example {j + 1} of signature {i + 1} also matches signature {hits[0].index + 1} of "
-                            f"'{other_id}' ({catalog.entries[other_id].path})",
-                            "make one of the two patterns more specific, or declare the relation in 'related' "
-                            "(caused-by, causes or often-confused-with)"))
+                            f"example {j + 1} of signature {i + 1} also matches signature {hit.index + 1} of "
+                            f"'{other_id}' ({catalog.entries[other_id].path})", E035_HINT))
+                    else:
+                        pair[1] += 1
+        for other_id, (_listed, more, (line, col)) in sorted(per_pair.items()):
+            if not more:
+                continue
+            if len(problems) < MAX_E035:
+                problems.append(Diagnostic(loaded.path, line, col, "E035",
+                                           f"… and {more} more E035 between '{entry_id}' and '{other_id}' "
+                                           f"(examples of this entry that '{other_id}' also matches)", E035_HINT))
+            else:
+                unlisted += more
+                beyond.add(other_id)
+                first_unlisted = first_unlisted or (loaded.path, line, col)
+        unlisted_pairs += len(beyond)
+    if unlisted:
+        path, line, col = first_unlisted  # type: ignore[misc]
+        counted = "at least " if exhausted else ""
+        problems.append(Diagnostic(path, line, col, "E035",
+                                   f"… and {counted}{unlisted} more E035 between {counted}{unlisted_pairs} "
+                                   f"pair{'s' if unlisted_pairs != 1 else ''} of entries, not listed "
+                                   f"(only the first {MAX_E035} are)",
+                                   "fix the collisions listed first: many collisions usually come from one "
+                                   "pattern that is too general, and `check` lists the rest once they are fewer"))
     for sig in signatures:  # compiled once for the whole check, not once per example
         sig.release()
     return problems
+
+
+MAX_E036 = 200   # E036 lines in all; each names a signature and a healthy log once
 
 
 def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
@@ -347,16 +409,29 @@ def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnos
 
     scanner = Scanner(catalog.signatures())
     problems = []
+    unlisted = 0
+    hint = "keep more of the error's own wording in the pattern so that normal output cannot match it"
     for log in healthy_logs:
         report = scanner.scan_paths([log])
+        first: dict[int, tuple] = {}   # one line per signature and log: its first match, and how many more
         for hit in report.matches:
+            key = id(hit.signature)
+            first[key] = (first[key][0], first[key][1] + 1) if key in first else (hit, 0)
+        for hit, more in sorted(first.values(), key=lambda item: item[0].lines[0]):
             loaded = catalog.entries[hit.signature.entry_id]
             line, col = loaded.located.where(("signatures", hit.signature.index))
+            if len(problems) >= MAX_E036:
+                unlisted += 1
+                continue
+            also = f" (and {more} more match{'es' if more != 1 else ''})" if more else ""
             problems.append(Diagnostic(loaded.path, line, col, "E036",
                                        f"signature {hit.signature.index + 1} matches line {hit.lines[0] + 1} of the "
-                                       f"healthy log {log.name}",
-                                       "keep more of the error's own wording in the pattern so that normal output "
-                                       "cannot match it"))
+                                       f"healthy log {log.name}{also}", hint))
+    if unlisted:
+        last = max(problems)
+        problems.append(Diagnostic(last.path, last.line, last.column, "E036",
+                                   f"… and {unlisted} more signatures that match a healthy log, not listed "
+                                   f"(only the first {MAX_E036} are)", hint))
     for sig in scanner.signatures:
         sig.release()
     return problems

@@ -7,6 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cache import Inputs, input_folders, stat_key
 from ..config import load_config
 from ..errors import Diagnostic, display_path
 from ..files import kind_of, not_regular
@@ -19,6 +20,8 @@ class Project:
     root: Path
     catalog: Catalog
     study: list[Report] = field(default_factory=list)
+    #: the inputs' stat keys, taken before they were read (for the caches made from this project)
+    inputs: Inputs | None = None
 
     @property
     def config(self):
@@ -50,9 +53,11 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
     it is tied to the site.yml it was filled under and emptied when that changes.
     """
     root = root.resolve()
+    site_key = stat_key(root / "site.yml")   # before it is read: a change while checking is seen
     config, problems = load_config(root)
     if config is None:
         return None, problems
+    inputs = Inputs.take(root, input_folders(config), known={"site.yml": site_key})
     if memo is not None:
         config_key = config.model_dump_json()
         if memo.get("config") != config_key:
@@ -64,4 +69,4 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
     study, study_problems = load_study(root, config)
     if refused or study_problems:
         catalog.diagnostics = sorted(catalog.diagnostics + refused + study_problems)
-    return Project(root, catalog, study), catalog.diagnostics
+    return Project(root, catalog, study, inputs), catalog.diagnostics

@@ -6,6 +6,12 @@ those lines are decoded, split into rank and text (`logline`) and matched in ful
 (`signatures.find_matches`). Memory stays flat in the size of the log: a chunk, the tail of a
 partial line, and at most `MAX_HITS_PER_SIGNATURE` candidate lines per signature. Ranking what
 was found is `ranking`'s job.
+
+Start-up does not grow with the catalog: the first blocks are read with an expression of only
+the anchors that can occur in them (`anchors.SignatureTable.possible`), signatures are
+materialised when one of their anchors is met, and the expression of every anchor is compiled
+only once a log has proved long enough to pay for it (see SUBSET_BYTES_PER_ANCHOR). Which way a
+block is read changes the cost, never the lines found.
 """
 
 from __future__ import annotations
@@ -24,8 +30,9 @@ from .events import ANCHORS as EVENT_ANCHORS
 from .events import EXCEPTION_ANCHORS, recognise
 from .incident import LogModel
 from .logline import MAX_LINE, LogLine, parse_line
-from .patterns import Compiled, escape
-from .signatures import AnchorIndex, CompiledSignature, Match, find_matches
+from .patterns import escape
+from .anchors import SignatureTable, signature_from_json, signature_problem
+from .signatures import CompiledSignature, Match, find_matches
 
 CHUNK = 1 << 22
 MAX_HITS_PER_SIGNATURE = 1_000   # candidate lines kept per signature: far more than a report shows
@@ -72,25 +79,26 @@ def prefilter_regex(anchors: Iterable[str], fragments: dict[str, str] | None = N
     return "|".join(pieces)
 
 
-def signature_from_json(data: dict) -> CompiledSignature:
-    """Rebuild a compiled signature from a built site's signatures.json (for `diagnose --site`)."""
-    steps = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0) for regex, anchor in data["steps"])
-    unless = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0)
-                   for regex, anchor in data.get("unless", []))
-    sig = CompiledSignature(entry_id=data["entry"], index=data["index"], steps=steps, unless=unless,
-                            within=data.get("within", 40))
-    object.__setattr__(sig, "_specificity", data["specificity"])
-    return sig
+def _texts(value, n=None) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
+
+
+def _number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
+
+
+def row_problem(key: str, value) -> str | None:
+    """What is wrong with one row of a signatures.json's 'entries', or None."""
+    if not (isinstance(value, list) and len(value) in (4, 6) and _texts(value[:4])):
+        return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
+    if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
+            value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(_number, value[5]))))):
+        return f"entries['{key[:60]}'] has no valid role or persistence"
+    return None
 
 
 def index_problem(data) -> str | None:
     """What is wrong with the shape of a signatures.json (it may come from anywhere), or None."""
-    def texts(value, n=None) -> bool:
-        return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
-
-    def number(value) -> bool:
-        return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
-
     if not isinstance(data, dict):
         return "the file holds no mapping"
     for key, kind in (("signatures", list), ("entries", dict), ("consequences", dict)):
@@ -98,28 +106,17 @@ def index_problem(data) -> str | None:
             return f"'{key}' is missing or not a {'list' if kind is list else 'mapping'}"
     for i, sig in enumerate(data["signatures"]):
         where = f"signatures[{i}]"
-        if not isinstance(sig, dict):
-            return f"{where} is not a mapping"
-        if not isinstance(sig.get("entry"), str) or not number(sig.get("index")) or not number(sig.get("specificity")):
-            return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
-        steps = sig.get("steps")
-        if not isinstance(steps, list) or not steps or not all(texts(step, 2) for step in steps):
-            return f"{where}.steps is not a list of [regex, anchor] pairs"
-        unless = sig.get("unless", [])
-        if not isinstance(unless, list) or not all(texts(step, 2) for step in unless):
-            return f"{where}.unless is not a list of [regex, anchor] pairs"
-        if not number(sig.get("within", 40)) or sig.get("within", 40) < 1:
-            return f"{where}.within is not a positive number"
+        problem = signature_problem(sig, where)
+        if problem:
+            return problem
         if sig["entry"] not in data["entries"]:
             return f"{where} names the entry '{sig['entry'][:60]}', which 'entries' lacks"
     for key, value in data["entries"].items():
-        if not (isinstance(value, list) and len(value) in (4, 6) and texts(value[:4])):
-            return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
-        if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
-                value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(number, value[5]))))):
-            return f"entries['{key[:60]}'] has no valid role or persistence"
+        problem = row_problem(key, value)
+        if problem:
+            return problem
     for key, value in data["consequences"].items():
-        if not texts(value):
+        if not _texts(value):
             return f"consequences['{key[:60]}'] is not a list of entry ids"
     return None
 
@@ -135,23 +132,75 @@ def open_log(path: str | Path) -> BinaryIO:
     return raw
 
 
+#: Which prefilter reads a block. At first, one of only the anchors that can occur in the block
+#: (`SignatureTable.possible`): it costs a little per byte read, and nothing in advance. The
+#: prefilter of every anchor costs, once, in proportion to their number (seconds at 10,000
+#: entries; not worth it for a short log), and then nothing per byte. A scan changes to the
+#: latter once it has read SUBSET_BYTES_PER_ANCHOR bytes per anchor (at least SUBSET_MIN_BYTES),
+#: or for a block whose loose anchors (those looked for as substrings) would cost more than
+#: LOOSE_BUDGET bytes of search. Both find the same candidate lines: only the cost differs.
+SUBSET_BYTES_PER_ANCHOR = 4 << 10
+SUBSET_MIN_BYTES = 8 << 20
+LOOSE_BUDGET = 1 << 27
+#: One RE2 program of more regex characters than this is split into shards searched together
+#: (`Shards`): RE2 refuses a program past its instruction limit, and compiles big ones slowly.
+MAX_PREFILTER_CHARS = 1 << 19
+#: Candidate signatures of a line come from the table's lookup by the anchors' first characters
+#: until this many lines (or as many as there are anchors) were looked up; then from one RE2 set
+#: of every anchor, compiled once. Both give the same signatures.
+SET_AFTER_LOOKUPS = 5_000
+
+
+class Shards:
+    """Prefilter expressions, each an alternation of a run of anchors in the prefilter's order,
+    searched as the one alternation of them all: the leftmost match, and at equal starts the one
+    of the first shard (RE2 prefers the first alternative that matches at the leftmost start).
+    Each shard's last match is remembered, so that a block is read about once per shard."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+        self._last: list[tuple | None] = [None] * len(parts)
+
+    def search(self, data: bytes, pos: int = 0, end: int | None = None):
+        end = len(data) if end is None else end
+        best = None
+        for number, regex in enumerate(self.parts):
+            last = self._last[number]
+            if (last is not None and last[0] is data and last[1] == end and last[2] <= pos
+                    and (last[3] is None or last[3].start() >= pos)):
+                match = last[3]
+            else:
+                match = regex.search(data, pos, end)
+                self._last[number] = (data, end, pos, match)
+            if match is not None and (best is None or match.start() < best.start()):
+                best = match
+        return best
+
+
 class Scanner:
-    def __init__(self, signatures: list[CompiledSignature]):
-        self.signatures = signatures
-        self.index = AnchorIndex(signatures)
+    def __init__(self, signatures: list[CompiledSignature] | SignatureTable):
+        self.table = signatures if isinstance(signatures, SignatureTable) else SignatureTable(signatures)
         options = re2.Options()
         options.max_mem = 512 << 20
         options.log_errors = False
         self._options = options
         self._fragments: dict[str, str] = {}
-        self.prefilter = self._compile(list(self.index.anchors) + list(EVENT_ANCHORS))
-        self._full = self.prefilter
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
         self._cached_info = lru_cache(maxsize=8192)(self._line_info)
-        self._anchors_of: dict[int, list[str]] = {}
-        for anchor, sigs in zip(self.index.anchors, self.index.by_anchor):
-            for sig in sigs:
-                self._anchors_of.setdefault(id(sig), []).append(anchor)
+        self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
+        self._set = None                           # RE2 set of every anchor, once lookups pay for it
+        self._lookups = 0
+        self._set_after = max(SET_AFTER_LOOKUPS, len(self.table.anchors))
+        self.last_scan: _Scan | None = None        # the state of the last scan finished (for tests)
+
+    @property
+    def index(self) -> SignatureTable:
+        """The signatures' anchors (`.anchors`) and the signatures of each."""
+        return self.table
+
+    @property
+    def signatures(self) -> list[CompiledSignature]:
+        return self.table.signatures
 
     @classmethod
     def from_site(cls, folder: str | Path) -> "Scanner":
@@ -166,56 +215,144 @@ class Scanner:
         return cls([signature_from_json(s) for s in data["signatures"]])
 
     def _compile(self, anchors: list[str]):
-        return re2.compile(prefilter_regex(anchors, self._fragments).encode(), self._options) if anchors else None
+        """The prefilter of these anchors: one RE2 program, or Shards of them in the same order."""
+        if not anchors:
+            return None
+        ordered = sorted(set(anchors), key=lambda a: (-len(a), a))
+        runs: list[list[str]] = [[]]
+        size = 0
+        for anchor in ordered:
+            cost = len(anchor) * 2 + anchor.count(" ") * len(WRAP)
+            if runs[-1] and size + cost > MAX_PREFILTER_CHARS:
+                runs.append([])
+                size = 0
+            runs[-1].append(anchor)
+            size += cost
+        parts = [re2.compile(prefilter_regex(run, self._fragments).encode(), self._options) for run in runs]
+        return parts[0] if len(parts) == 1 else Shards(parts)
 
-    def _reset(self) -> None:
-        """Per scan: every anchor live again."""
-        self.prefilter = self._full
-        self._saturated: set[int] = set()
-        self._dead: set[str] = set()
-        self._pending = False
-        self._next_check = SATURATION_CHECK
-        self._exceptions_dead = False
+    def _candidates(self, text: str) -> tuple[int, ...]:
+        """Numbers of the signatures with an anchor in `text`, ascending."""
+        self._lookups += 1
+        table = self.table
+        if self._set is None and self._lookups > self._set_after:
+            options = re2.Options()
+            options.literal = True
+            options.max_mem = 256 << 20
+            every = re2.Set.SearchSet(options)
+            for anchor in table.anchors:
+                every.Add(anchor)
+            every.Compile()
+            self._set = every   # whole before it is seen: scanners may be shared between threads
+        every = self._set
+        anchors = (every.Match(text) or ()) if every is not None else table.candidate_anchors(text)
+        return tuple(sorted({n for a in anchors for n in table.by_anchor[a]}))
 
-    def _saturate(self, sig: CompiledSignature) -> None:
-        self._saturated.add(id(sig))
-        for anchor in self._anchors_of.get(id(sig), ()):
-            if anchor not in self._dead and all(id(s) in self._saturated
-                                                for s in self.index.by_anchor[self.index.position[anchor]]):
-                self._dead.add(anchor)
-                self._pending = True
-
-    def _rebuild(self, model: LogModel) -> None:
-        """The prefilter without the anchors that can no longer add anything."""
-        self._exceptions_dead = model.saturated
-        events = [a for a in EVENT_ANCHORS if not (self._exceptions_dead and a in EXCEPTION_ANCHORS)]
-        live = sorted({a for a in self.index.anchors if a not in self._dead} | set(events))
-        self.prefilter = self._compile(live)
-        self._pending = False
+    def _prefilter(self, live: frozenset[int], exceptions_dead: bool):
+        """The prefilter of these live anchors and the event anchors (compiled once, kept)."""
+        key = (live, exceptions_dead)
+        prefilter = self._compiled.get(key)
+        if prefilter is None:
+            events = [a for a in EVENT_ANCHORS if not (exceptions_dead and a in EXCEPTION_ANCHORS)]
+            anchors = self.table.anchors
+            prefilter = self._compile([anchors[n] for n in live] + events)
+            if len(self._compiled) >= 32:
+                self._compiled.clear()
+            self._compiled[key] = prefilter
+        return prefilter
 
     # -- scanning -------------------------------------------------------------------------------
     def scan_paths(self, paths: Iterable[str | Path]) -> Report:
-        self._reset()
-        report = Report(model=LogModel())
-        per_signature: dict[int, list[tuple[int, LogLine]]] = {}
+        scan = _Scan(self)
         offset = 0
         for path in paths:
             with open_log(path) as stream:
-                offset = self._scan_stream(stream, report, per_signature, offset)
-        self._match(report, per_signature)
-        return report
+                offset = scan.read(stream, offset)
+        return scan.finish()
 
     def scan_text(self, text: str) -> Report:
         return self.scan_stream(io.BytesIO(text.encode()))
 
     def scan_stream(self, stream: BinaryIO) -> Report:
         """Scan any binary reader (`read(n)` returning b"" at the end), e.g. a live process's output."""
-        self._reset()
-        report = Report(model=LogModel())
-        per_signature: dict[int, list[tuple[int, LogLine]]] = {}
-        self._scan_stream(stream, report, per_signature, 0)
-        self._match(report, per_signature)
-        return report
+        scan = _Scan(self)
+        scan.read(stream, 0)
+        return scan.finish()
+
+    def _line_info(self, raw: bytes) -> tuple:
+        """What a candidate line is, before any neighbour is considered: (parsed line, candidate
+        signatures by number, does any of their patterns match it, its event). Memoised per
+        scanner (`_cached_info`): a log that repeats lines, as crash loops and warning floods do,
+        parses each distinct line once."""
+        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
+        candidates = self._candidates(line.text)
+        signature = self.table.signature
+        step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
+        # the event anchors are looked for as printed: a rich frame's box is part of its anchor
+        event = recognise(line.text) if self._events.search(raw) else None
+        return line, candidates, step_hit, event
+
+
+
+class _Scan:
+    """The state of one scan (a scanner may serve several at once, from several threads)."""
+
+    def __init__(self, scanner: Scanner):
+        self.scanner = scanner
+        self.table = scanner.table
+        self.report = Report(model=LogModel())
+        self.per_signature: dict[int, list[tuple[int, LogLine]]] = {}
+        self.prefilter = None
+        self._saturated: set[int] = set()     # signature numbers with a full bucket
+        self._dead: set[int] = set()          # anchor numbers all of whose signatures are saturated
+        self._removed: frozenset[int] = frozenset()   # ... as of the last rebuild of the prefilter
+        self._pending = False
+        self._next_check = SATURATION_CHECK
+        self._exceptions_dead = False
+        self._full = False                    # reading with the prefilter of every anchor
+        self._block: frozenset[int] | None = None
+        self._state: tuple | None = None
+
+    def finish(self) -> Report:
+        self._match(self.report, self.per_signature)
+        self.scanner.last_scan = self
+        return self.report
+
+    def read(self, stream: BinaryIO, first_line: int) -> int:
+        return self._scan_stream(stream, self.report, self.per_signature, first_line)
+
+    def _enter(self, data: bytes, read: int) -> None:
+        """Choose the prefilter for a block of `data`, `read` bytes into the scan."""
+        if not self._full and (read > max(SUBSET_MIN_BYTES, SUBSET_BYTES_PER_ANCHOR * len(self.table.anchors))
+                               or self.table.loose_count * len(data) > LOOSE_BUDGET):
+            self._full = True
+        self._block = None if self._full else frozenset(self.table.possible(data))
+        self._refresh()
+
+    def _refresh(self) -> None:
+        state = (self._block, self._removed, self._exceptions_dead)
+        if state == self._state:
+            return
+        self._state = state
+        numbers = range(len(self.table.anchors)) if self._block is None else self._block
+        live = frozenset(n for n in numbers if n not in self._removed)
+        self.prefilter = self.scanner._prefilter(live, self._exceptions_dead)
+
+    def _saturate(self, number: int) -> None:
+        self._saturated.add(number)
+        sig = self.table.signature(number)
+        for anchor in dict.fromkeys(step.anchor for step in sig.steps + sig.unless):
+            at = self.table.position[anchor]
+            if at not in self._dead and all(n in self._saturated for n in self.table.by_anchor[at]):
+                self._dead.add(at)
+                self._pending = True
+
+    def _rebuild(self, model: LogModel) -> None:
+        """The prefilter without the anchors that can no longer add anything."""
+        self._exceptions_dead = model.saturated
+        self._removed = frozenset(self._dead)
+        self._refresh()
+        self._pending = False
 
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
         """Feed chunks; returns the line number after the last line (for several files in a row)."""
@@ -251,6 +388,7 @@ class Scanner:
 
     def _scan_block(self, data: bytes, end: int, line_number: int, report: Report, per_signature: dict) -> int:
         """Find candidate lines in data[:end] (whole lines only); return the next line number."""
+        self._enter(data, report.bytes_scanned)
         position = 0
         while self.prefilter is not None:
             match = self.prefilter.search(data, position, end)
@@ -280,47 +418,38 @@ class Scanner:
             position = stop + 1
         return line_number + data.count(b"\n", position, end)
 
-    def _line_info(self, raw: bytes) -> tuple:
-        """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures, does any of their patterns match it, its event). Memoised per scanner
-        (`_cached_info`): a log that repeats lines, as crash loops and warning floods do, parses
-        each distinct line once."""
-        line = join_lines(raw.decode("utf-8", "replace").split("\n"))
-        candidates = tuple(self.index.candidates(line.text))
-        step_hit = any(r.search(line.text) for sig in candidates for r in sig.step_regexes)
-        # the event anchors are looked for as printed: a rich frame's box is part of its anchor
-        event = recognise(line.text) if self._events.search(raw) else None
-        return line, candidates, step_hit, event
-
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
                    following: bytes | None) -> None:
-        line, candidates, step_hit, event = self._cached_info(raw)
+        line, candidates, step_hit, event = self.scanner._cached_info(raw)
+        signature = self.table.signature
         if candidates and following is not None and not step_hit and b"\n" not in raw \
                 and len(line.text) >= MIN_WRAPPED \
                 and (self.prefilter is None or self.prefilter.search(following) is None):
             joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
-            if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in sig.step_regexes) for sig in candidates):
+            if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
+                                                         for n in candidates):
                 line = joined
-                event = recognise(line.text) if self._events.search(raw) else None
+                event = recognise(line.text) if self.scanner._events.search(raw) else None
         if event is not None:
             report.model.feed(number, line, *event)
         kept = False
-        for sig in candidates:
-            bucket = per_signature.setdefault(id(sig), [])
+        for n in candidates:
+            bucket = per_signature.setdefault(n, [])
             if len(bucket) < MAX_HITS_PER_SIGNATURE:
                 bucket.append((number, line))
                 kept = True
                 if len(bucket) == MAX_HITS_PER_SIGNATURE:
-                    self._saturate(sig)
+                    self._saturate(n)
         if kept:   # a line no bucket has room for is not kept either: memory stays bounded
             report.hit_lines[number] = line
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()
-        for sig in self.signatures:
-            numbered = per_signature.get(id(sig))
+        for number in sorted(per_signature):
+            numbered = per_signature[number]
             if not numbered:
                 continue
+            sig = self.table.signature(number)
             found = find_matches(sig, numbered, first_only=False)
             if found:
                 report.match_lines.setdefault(sig.entry_id, []).extend(m.lines[0] for m in found)
@@ -329,6 +458,8 @@ class Scanner:
                 kept.update(match.lines)
         report.hit_lines = {n: line for n, line in report.hit_lines.items() if n in kept}
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
+
+
 
 
 def join_lines(physical: list[str], strict: bool = False) -> LogLine:

@@ -224,6 +224,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         entry_page,
         incoming_links,
     )
+    from .diagnosis_index import store as store_diagnosis_index
     from .search import SIGNATURES, build_search_files, build_signature_file
 
     keep_pages = memo is not None  # only a long-running caller reuses rendered pages
@@ -243,6 +244,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     signatures = build_signature_file(catalog)
     files.update(search_files)
     files[SIGNATURES] = signatures
+    store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
     del search_files
     asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 

@@ -1,0 +1,327 @@
+"""The persistent cache next to site.yml: `.rootcause-cache/`, never deployed, ignored by git.
+
+A cache file only ever saves work: everything in it can be recomputed from the project's inputs,
+and it is used only when it is both whole and fresh.
+
+- *Whole*: a file is a header line of JSON followed by named sections, each with its length and
+  SHA-256 in the header. Sections are read when first needed and verified as they are read;
+  a section of records read a few at a time is checked record by record (a CRC-32 each, kept by
+  its reader) unless the reader asks for the whole file to be verified first. A
+  file cut short, a flipped byte, another format or another kind of cache is a miss, never an
+  error.
+- *Fresh*: the header lists the inputs the file was made from (`Inputs`: site.yml, the entries,
+  the healthy logs, the study tables and the package's own source, i.e. the version of the
+  code) with the content
+  hash of each. The cheap test compares one digest of every input's name, size, modification
+  and change time, inode and type with the one stored; only when that differs (a checkout, a
+  `touch`, a copied project) are the files whose stat changed read and hashed, and the file is
+  fresh when every hash is the stored one and no input was added or removed.
+
+Files are written to a temporary name in the cache folder and renamed into place, so a reader
+sees a whole old file or a whole new one. The folder must be a real folder of the project (a
+symbolic link there is neither read nor written through) and carries its own `.gitignore` and
+`CACHEDIR.TAG`, so that neither git nor backup tools pick it up in a project whose .gitignore
+lacks it. A project folder that cannot be written simply goes without a cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CACHE_FOLDER = ".rootcause-cache"
+MAGIC = b"rootcause-cache 1\n"
+MAX_CACHE_BYTES = 1 << 30
+MAX_HEADER_BYTES = 1 << 20
+PACKAGE = Path(__file__).resolve().parent
+CODE = "<code>/"  # prefix of the package's own files among the inputs (a project path never starts with '<')
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# rootcause's cache: safe to delete, rebuilt when needed\n"
+
+
+def cache_folder(root: Path) -> Path:
+    return root / CACHE_FOLDER
+
+
+# -- inputs -----------------------------------------------------------------------------------------
+def stat_key(path: Path | str) -> tuple | None:
+    """What the cheap freshness test compares for one file (never through a symbolic link);
+    a folder by its type alone (its times change whenever anything in it does)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return (st.st_mode,)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+
+
+def listing(folder: str, suffix: str = "") -> list[str]:
+    """The names in `folder` ending with `suffix`, sorted: what `entries/*.yaml` and a
+    healthy-log folder's `*` give (links and special files included, for the loader to refuse)."""
+    try:
+        with os.scandir(folder) as found:
+            return sorted(e.name for e in found if e.name.endswith(suffix))
+    except OSError:
+        return []
+
+
+_CODE: list[str] = []
+
+
+def code_files() -> list[str]:
+    """The package's Python source, relative to it: the version of the code, as far as a cache
+    is concerned (listed once per process)."""
+    if not _CODE or _CODE[0] != str(PACKAGE):
+        found = []
+        for folder, subfolders, files in os.walk(PACKAGE):
+            subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+            found += [os.path.relpath(os.path.join(folder, name), PACKAGE).replace(os.sep, "/")
+                      for name in sorted(files) if name.endswith(".py")]
+        _CODE[:] = [str(PACKAGE), *found]
+    return _CODE[1:]
+
+
+def input_folders(config) -> list[list[str]]:
+    """The folders besides `entries/` whose files a project's checks read, as [name, suffix]:
+    the healthy logs (every file) and the study tables (`*.tsv`), where site.yml names them."""
+    folders = []
+    if getattr(config, "healthy_logs", None):
+        folders.append([config.healthy_logs, ""])
+    if getattr(config, "study", None):
+        folders.append([config.study, ".tsv"])
+    return folders
+
+
+@dataclass
+class Inputs:
+    """The files a project's checks depend on, by name, with their stat keys: site.yml,
+    `entries/` and its `*.yaml`, the `folders` (`input_folders`) and their files, and the
+    package's source. Names are relative to the project, or `<code>/...` for the package."""
+
+    root: Path
+    folders: list[list[str]]
+    stats: dict[str, tuple | None] = field(default_factory=dict)
+
+    @classmethod
+    def take(cls, root: Path, folders: list[list[str]], known: dict[str, tuple | None] | None = None) -> Inputs:
+        """Stat every input now; `known` holds stat keys already taken (earlier, before a file was read)."""
+        inputs = cls(root, [list(f) for f in folders])
+        stats = inputs.stats
+        base = os.fspath(root)
+        stats["site.yml"] = stat_key(f"{base}/site.yml")
+        for folder, suffix in [["entries", ".yaml"], *inputs.folders]:
+            where = f"{base}/{folder}"
+            stats[folder + "/"] = stat_key(where)
+            for name in listing(where, suffix):
+                stats[f"{folder}/{name}"] = stat_key(f"{where}/{name}")
+        package = os.fspath(PACKAGE)
+        for name in code_files():
+            stats[CODE + name] = stat_key(f"{package}/{name}")
+        for name, key in (known or {}).items():
+            if name in stats:
+                stats[name] = key
+        return inputs
+
+    def path(self, name: str) -> Path:
+        return PACKAGE / name[len(CODE):] if name.startswith(CODE) else self.root / name
+
+    def digest(self) -> str:
+        text = repr((self.folders, list(self.stats.items())))
+        return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+    def hashes(self, previous: dict[str, list] | None = None) -> dict[str, str | None]:
+        """name → SHA-256 of the file's bytes (None for a folder, a missing or an unreadable file).
+        `previous` ({name: [stat key, hash]}, from an earlier cache file) spares reading the files
+        whose stat key is unchanged."""
+        previous = previous or {}
+        result = {}
+        for name, key in self.stats.items():
+            old = previous.get(name)
+            if old is not None and key is not None and list(key) == old[0]:
+                result[name] = old[1]
+            elif key is None or len(key) == 1:
+                result[name] = None
+            else:
+                result[name] = file_hash(self.path(name))
+        return result
+
+    def record(self, hashes: dict[str, str | None]) -> dict[str, list]:
+        """{name: [stat key, hash]}: what a cache file stores of its inputs."""
+        return {name: [list(key) if key is not None else None, hashes[name]] for name, key in self.stats.items()}
+
+
+def file_hash(path: Path) -> str | None:
+    """SHA-256 of a regular file's bytes, read without following a symbolic link or blocking."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def content_key(record: dict[str, list]) -> str:
+    """One hash of every input's name and content: the identity of what a cache file was made from."""
+    text = json.dumps(sorted((name, value[1]) for name, value in record.items()), separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def still_fresh(recorded: dict[str, list], now: Inputs) -> bool:
+    """The slower half of the freshness test: the same inputs, and every file whose stat key
+    changed still has the content it had."""
+    if list(recorded) != list(now.stats):
+        return False
+    for name, key in now.stats.items():
+        old_key, old_hash = recorded[name]
+        if key is not None and old_key is not None and list(key) == old_key:
+            continue
+        # appeared, vanished, a folder (compared by type alone) changed, or no content to compare
+        if key is None or old_key is None or len(key) == 1 or len(old_key) == 1 or old_hash is None:
+            return False
+        if file_hash(now.path(name)) != old_hash:
+            return False
+    return True
+
+
+# -- cache files ----------------------------------------------------------------------------------------
+class CacheFile:
+    """An open cache file: its header, and its sections read (and verified) on first use. The
+    file stays open, so a writer replacing it meanwhile changes nothing for this reader."""
+
+    def __init__(self, fd: int, header: dict, layout: dict[str, tuple[int, int, str]]):
+        self._fd = fd
+        self.header = header
+        self._layout = layout
+        self._read: dict[str, bytes] = {}
+        per_record = header.get("per_record")
+        self._per_record = set(per_record) if isinstance(per_record, list) else set()
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._layout
+
+    def section(self, name: str, verify: bool | None = None) -> bytes | None:
+        """The section's bytes; None if it is missing, cannot be read or fails its SHA-256. A
+        section of records (`per_record` when written) is not hashed unless `verify`: its reader
+        checks the records it uses."""
+        if name in self._read:
+            return self._read[name]
+        if name not in self._layout or self._fd < 0:
+            return None
+        offset, length, digest = self._layout[name]
+        try:
+            body = os.pread(self._fd, length, offset)
+        except OSError:
+            return None
+        if verify is None:
+            verify = name not in self._per_record
+        if len(body) != length or (verify and hashlib.sha256(body).hexdigest() != digest):
+            return None
+        self._read[name] = body
+        return body
+
+    def verify(self) -> bool:
+        """Is every section whole (records sections included)? For a reader that cannot start
+        over once it has begun, such as one reading standard input."""
+        for name in self._layout:
+            self._read.pop(name, None)
+            if self.section(name, verify=True) is None:
+                return False
+        return True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __del__(self):
+        self.close()
+
+
+def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
+    """The cache file `name`, or None if it is missing, not a regular file in a real cache
+    folder, of another kind or format, or not whole (its sections do not add up to its size)."""
+    folder = cache_folder(root)
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return None
+        fd = os.open(folder / name, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd)
+        if not stat.S_ISREG(size.st_mode) or size.st_size > MAX_CACHE_BYTES:
+            raise ValueError
+        head = os.pread(fd, len(MAGIC) + MAX_HEADER_BYTES, 0)
+        end = head.find(b"\n", len(MAGIC))
+        if not head.startswith(MAGIC) or end < 0:
+            raise ValueError
+        header = json.loads(head[len(MAGIC):end])
+        if not isinstance(header, dict) or header.get("kind") != kind or not isinstance(header.get("sections"), list):
+            raise ValueError
+        layout: dict[str, tuple[int, int, str]] = {}
+        offset = end + 1
+        for item in header["sections"]:
+            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
+                    and isinstance(item[1], int) and not isinstance(item[1], bool) and item[1] >= 0
+                    and isinstance(item[2], str)):
+                raise ValueError
+            layout[item[0]] = (offset, item[1], item[2])
+            offset += item[1]
+        if offset != size.st_size:
+            raise ValueError
+    except (OSError, ValueError, RecursionError):
+        os.close(fd)
+        return None
+    return CacheFile(fd, header, layout)
+
+
+def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[str, bytes],
+                per_record: tuple[str, ...] = ()) -> bool:
+    """Write a cache file atomically; False (and nothing written) when the project cannot hold
+    one. The sections named in `per_record` are hashed only by `CacheFile.verify`: their reader
+    checks each record it reads."""
+    folder = cache_folder(root)
+    body = dict(header, kind=kind, per_record=list(per_record),
+                sections=[[key, len(value), hashlib.sha256(value).hexdigest()] for key, value in sections.items()])
+    head = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode()
+    if len(head) >= MAX_HEADER_BYTES:
+        return False
+    try:
+        try:
+            os.mkdir(folder)
+            for marker, text in ((".gitignore", b"# rootcause's cache: never committed\n*\n"), ("CACHEDIR.TAG", _TAG)):
+                (folder / marker).write_bytes(text)
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            return False
+        temporary = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
+                     getattr(os, "O_CLOEXEC", 0), 0o644)   # less the umask, as any file the user writes
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(MAGIC + head + b"\n")
+                for value in sections.values():
+                    stream.write(value)
+            os.replace(temporary, folder / name)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,292 @@
+"""Which signatures could match: the table of every signature's anchors, and cheap exact
+answers to "which anchors can occur in this block of log" and "which occur in this line".
+
+A scanner of a large catalog would otherwise compile, before reading a byte, one expression of
+every anchor (the prefilter) and an RE2 set of them (the candidate index): at 10,000 entries
+that is seconds, for a log of one line. The table answers both questions without either:
+
+- `possible(block)`: the anchors that can match somewhere in a block of raw log bytes, the way
+  the prefilter reads them (a space in an anchor also matches a wrap, see `scanner.WRAP`). A
+  word of an anchor between two others is a whole whitespace-separated token wherever the
+  anchor matches, so an anchor whose longest such word is not among the block's tokens cannot
+  match there; an anchor of one or two words is kept when its longest word occurs in the block.
+  The prefilter compiled from the anchors kept finds exactly what the one of every anchor finds
+  in that block: the others match nowhere in it.
+- `candidate_anchors(text)`: the anchors contained in a line's text, exactly (as the RE2 set
+  does), found through their first `PREFIX` characters.
+
+Signatures are numbered in catalog order and materialised only when one of their anchors is
+met: from `CompiledSignature` objects, or from the JSON records of a compiled index (the
+project's cache, see `rootcause.site.diagnosis_index`), which are then read one by one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections.abc import Callable
+
+from .patterns import Compiled
+from .signatures import CompiledSignature
+
+PREFIX = 8                    # characters of an anchor used to look it up in a line
+_SEPARATORS = re.compile(r"[ \t]+")
+_SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
+FORMAT = 1
+
+
+class CorruptIndex(ValueError):
+    """A compiled index whose content does not hold together (a record that is not one)."""
+
+
+def signature_from_json(data: dict) -> CompiledSignature:
+    """Rebuild a compiled signature from its JSON record (a built site's signatures.json, or a
+    compiled index's records)."""
+    steps = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0) for regex, anchor in data["steps"])
+    unless = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0)
+                   for regex, anchor in data.get("unless", []))
+    sig = CompiledSignature(entry_id=data["entry"], index=data["index"], steps=steps, unless=unless,
+                            within=data.get("within", 40))
+    object.__setattr__(sig, "_specificity", data["specificity"])
+    return sig
+
+
+def _number(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
+
+
+def _pairs(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(t, str) for t in p) for p in value)
+
+
+def signature_problem(sig, where: str = "the signature") -> str | None:
+    """What is wrong with the shape of a signature's JSON record (it may come from anywhere), or None."""
+    if not isinstance(sig, dict):
+        return f"{where} is not a mapping"
+    if not isinstance(sig.get("entry"), str) or not _number(sig.get("index")) or not _number(sig.get("specificity")):
+        return f"{where} lacks a text 'entry' or a number 'index' or 'specificity'"
+    if not _pairs(sig.get("steps")) or not sig["steps"]:
+        return f"{where}.steps is not a list of [regex, anchor] pairs"
+    if not _pairs(sig.get("unless", [])):
+        return f"{where}.unless is not a list of [regex, anchor] pairs"
+    if not _number(sig.get("within", 40)) or sig.get("within", 40) < 1:
+        return f"{where}.within is not a positive number"
+    return None
+
+
+def signature_from_record(data) -> CompiledSignature:
+    """A signature of a compiled index, its shape checked and its regexes compiled; CorruptIndex if not."""
+    problem = signature_problem(data)
+    if problem:
+        raise CorruptIndex(problem)
+    sig = signature_from_json(data)
+    try:
+        sig.step_regexes, sig.unless_regexes  # noqa: B018 - compile now, refuse now
+    except Exception as exc:  # noqa: BLE001 - re2's error type is not part of its interface
+        raise CorruptIndex(f"a regular expression of the signature does not compile ({exc})") from None
+    return sig
+
+
+def anchor_keys(anchor: str) -> tuple[str | None, str]:
+    """(token key, loose word) of an anchor: its longest interior word that bytes.split() keeps
+    whole, if it has one; else (None, its longest word), to be looked for as a substring."""
+    words = _SEPARATORS.split(anchor)
+    interior = [w for w in words[1:-1] if w and not (_SPLIT_BYTES & set(w.encode("utf-8")))]
+    if interior:
+        return max(interior, key=len), ""
+    return None, max(words, key=len)
+
+
+class SignatureTable:
+    """Signatures by number, their distinct anchors (in first-seen order, steps then `unless`
+    patterns of each signature in turn) and the signatures each anchor belongs to."""
+
+    def __init__(self, signatures: list[CompiledSignature] | None = None):
+        self.anchors: list[str] = []
+        self.by_anchor: list[list[int]] = []   # anchor number → signature numbers, ascending
+        self._position: dict[str, int] | None = {}
+        self._signatures: list[CompiledSignature | None] = []
+        self._load: Callable[[int], CompiledSignature] | None = None
+        self._tokens: dict[str, list[int]] | None = None
+        self._loose: list[tuple[bytes, int]] | None = None
+        self._prefix: dict[str, list[int]] | None = None
+        self._short: list[int] | None = None
+        for number, sig in enumerate(signatures or []):
+            self._signatures.append(sig)
+            for step in sig.steps + sig.unless:
+                self._add(step.anchor, number)
+
+    @property
+    def position(self) -> dict[str, int]:
+        """anchor → its number"""
+        if self._position is None:
+            self._position = {anchor: number for number, anchor in enumerate(self.anchors)}
+        return self._position
+
+    def _add(self, anchor: str, number: int) -> None:
+        at = self.position.get(anchor)
+        if at is None:
+            at = self.position[anchor] = len(self.anchors)
+            self.anchors.append(anchor)
+            self.by_anchor.append([])
+        bucket = self.by_anchor[at]
+        if not bucket or bucket[-1] != number:
+            bucket.append(number)
+
+    def __len__(self) -> int:
+        return len(self._signatures)
+
+    def signature(self, number: int) -> CompiledSignature:
+        sig = self._signatures[number]
+        if sig is None:
+            sig = self._signatures[number] = self._load(number)  # type: ignore[misc]
+        return sig
+
+    @property
+    def signatures(self) -> list[CompiledSignature]:
+        """Every signature (materialising them all)."""
+        return [self.signature(n) for n in range(len(self))]
+
+    # -- lookups ---------------------------------------------------------------------------------
+    def _keys(self) -> None:
+        tokens: dict[str, list[int]] = {}
+        loose: list[tuple[bytes, int]] = []
+        for number, anchor in enumerate(self.anchors):
+            token, word = anchor_keys(anchor)
+            if token is not None:
+                tokens.setdefault(token, []).append(number)
+            else:
+                loose.append((word.encode("utf-8"), number))
+        self._tokens, self._loose = tokens, loose
+
+    @property
+    def loose_count(self) -> int:
+        """Anchors looked for as substrings by `possible` (its cost is this times the block's size)."""
+        if self._loose is None:
+            self._keys()
+        return len(self._loose)  # type: ignore[arg-type]
+
+    def possible(self, block: bytes) -> set[int]:
+        """Numbers of the anchors that can match somewhere in `block` (see the module's docstring)."""
+        if self._tokens is None:
+            self._keys()
+        keys, found = self._tokens, set()
+        present = set(block.split())
+        if len(present) < len(keys):  # type: ignore[arg-type]
+            for token in present:
+                try:
+                    numbers = keys.get(token.decode("utf-8"))  # type: ignore[union-attr]
+                except UnicodeDecodeError:   # a key is text: bytes that are not UTF-8 are none
+                    continue
+                if numbers:
+                    found.update(numbers)
+        else:
+            for token, numbers in keys.items():  # type: ignore[union-attr]
+                if token.encode("utf-8") in present:
+                    found.update(numbers)
+        found.update(number for word, number in self._loose if word in block)  # type: ignore[union-attr]
+        return found
+
+    def candidate_anchors(self, text: str) -> list[int]:
+        """Numbers of the anchors that occur in `text`, ascending."""
+        if self._prefix is None:
+            prefix: dict[str, list[int]] = {}
+            short: list[int] = []
+            for number, anchor in enumerate(self.anchors):
+                if len(anchor) < PREFIX:
+                    short.append(number)
+                else:
+                    prefix.setdefault(anchor[:PREFIX], []).append(number)
+            self._prefix, self._short = prefix, short
+        prefix, anchors = self._prefix, self.anchors
+        found = {number for number in self._short if anchors[number] in text}  # type: ignore[union-attr]
+        get = prefix.get
+        for at in range(len(text) - PREFIX + 1):
+            numbers = get(text[at:at + PREFIX])
+            if numbers:
+                found.update(n for n in numbers if text.startswith(anchors[n], at))
+        return sorted(found)
+
+    # -- a compiled index --------------------------------------------------------------------------
+    @staticmethod
+    def records(signature_json: list[dict]) -> tuple[dict, bytes]:
+        """(table, records) for storing: the table as JSON data and the signatures' records, one
+        JSON text per line, as `CompiledSignature.as_json` gives them (a site's signatures.json
+        holds the same list)."""
+        table = SignatureTable()
+        lines, offsets, checks = [], [0], []
+        for number, data in enumerate(signature_json):
+            for _regex, anchor in list(data["steps"]) + list(data.get("unless", [])):
+                table._add(anchor, number)
+            line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+            lines.append(line)
+            offsets.append(offsets[-1] + len(line) + 1)
+            checks.append(zlib.crc32(line))
+        tokens: dict[str, list[int]] = {}
+        loose: list[list] = []
+        for number, anchor in enumerate(table.anchors):
+            token, word = anchor_keys(anchor)
+            if token is not None:
+                tokens.setdefault(token, []).append(number)
+            else:
+                loose.append([word, number])
+        return {"format": FORMAT, "count": len(lines), "anchors": table.anchors, "by_anchor": table.by_anchor,
+                "tokens": tokens, "loose": loose, "offsets": offsets, "crc": checks}, \
+            b"\n".join(lines) + (b"\n" if lines else b"")
+
+    @classmethod
+    def from_records(cls, table: dict, records: Callable[[], bytes | None],
+                     build: Callable[[dict], CompiledSignature] = signature_from_record) -> SignatureTable:
+        """The table of a compiled index; each signature is read from `records()` (the bytes that
+        `records` wrote, fetched on first need) when one of its anchors is met. Raises
+        CorruptIndex when the table does not hold together; a record that fails its CRC-32 or does
+        not build raises CorruptIndex when it is read."""
+        try:
+            anchors, by_anchor, offsets, checks, count = (table["anchors"], table["by_anchor"], table["offsets"],
+                                                          table["crc"], table["count"])
+            if (table.get("format") != FORMAT or not isinstance(count, int) or len(offsets) != count + 1
+                    or len(checks) != count or len(anchors) != len(by_anchor)
+                    or not all(isinstance(a, str) for a in anchors)
+                    or not all(isinstance(n, int) and 0 <= n < count for b in by_anchor for n in b)):
+                raise CorruptIndex("the signature table does not hold together")
+        except (KeyError, TypeError) as exc:
+            raise CorruptIndex(f"the signature table does not hold together ({exc})") from None
+        try:
+            tokens = table["tokens"]
+            loose = [(word.encode("utf-8"), number) for word, number in table["loose"]]
+            if not isinstance(tokens, dict) or sum(map(len, tokens.values())) + len(loose) != len(anchors):
+                raise CorruptIndex("the anchor keys do not cover every anchor once")
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptIndex(f"the anchor keys do not hold together ({exc})") from None
+        self = cls()
+        self._tokens, self._loose = tokens, loose
+        self.anchors, self.by_anchor = anchors, by_anchor
+        self._position = None
+        self._signatures = [None] * count
+        blob: list[bytes] = []
+
+        def load(number: int) -> CompiledSignature:
+            if not blob:
+                data = records()
+                if data is None:
+                    raise CorruptIndex("the signature records cannot be read")
+                blob.append(data)
+            line = blob[0][offsets[number]:offsets[number + 1] - 1]
+            if zlib.crc32(line) != checks[number]:
+                raise CorruptIndex(f"signature record {number} fails its checksum")
+            try:
+                sig = build(json.loads(line))
+            except CorruptIndex:
+                raise
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                raise CorruptIndex(f"signature record {number} is not a signature ({exc})") from None
+            for step in sig.steps + sig.unless:
+                at = self.position.get(step.anchor)
+                if at is None or number not in by_anchor[at]:
+                    raise CorruptIndex(f"signature record {number} does not belong to its anchors")
+            return sig
+
+        self._load = load
+        return self

@@ -1,0 +1,337 @@
+"""The compiled signature index in `.rootcause-cache/`: `diagnose` reads it instead of checking
+every entry, reports exactly what the checked entries give, and never trusts a stale, corrupted
+or forged one."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from conftest import REPO, make_project, run_cli
+
+from rootcause import cache
+from rootcause.commands.diagnose import _from_cache, _from_project, diagnosis
+from rootcause.entries.project import open_project
+from rootcause.entries.study import COLUMNS
+from rootcause.site import diagnosis_index
+from rootcause.site.diagnosis_index import NAME, load, store
+
+LOGS = sorted((REPO / "tests" / "logs").rglob("*.log"))
+HEALTHY = "tests/logs/healthy"
+
+
+def copy_project(folder: Path) -> Path:
+    """The repository's project (site.yml with its healthy logs, every entry) in a folder of its own."""
+    project = make_project(folder, sorted((REPO / "entries").glob("*.yaml")), healthy=True)
+    shutil.copytree(REPO / HEALTHY, project / HEALTHY)
+    return project
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    return copy_project(tmp_path_factory.mktemp("index") / "project")
+
+
+@pytest.fixture
+def own_project(tmp_path: Path) -> Path:
+    """A project of two real entries (their links to others removed), to edit freely."""
+    names = ["ds-to-universal-zero3-multiple-subgroups", "zero3-state-dict-saved-without-gathering"]
+    folder = make_project(tmp_path / "project", [REPO / "entries" / f"{n}.yaml" for n in names])
+    for path in (folder / "entries").glob("*.yaml"):   # no links to entries this project lacks
+        text = path.read_text(encoding="utf-8")
+        if "\nrelated:" in text:
+            start = text.index("\nrelated:")
+            end = re.compile(r"\n[a-z_]+:").search(text, start + 1).start()
+            path.write_text(text[:start] + text[end:], encoding="utf-8")
+    assert not [d for d in open_project(folder)[1] if d.severity == "error"]
+    return folder
+
+
+def cache_file(root: Path) -> Path:
+    return root / cache.CACHE_FOLDER / NAME
+
+
+def fresh(root: Path) -> bool:
+    return load(root.resolve()) is not None
+
+
+def test_every_log_gets_the_same_report_from_the_index_as_from_the_checked_entries(project: Path):
+    slow = _from_project(project, use_cache=False)   # checks every entry, then stores the index
+    fast = _from_cache(project)
+    assert fast is not None, "the slow path stored no index"
+    assert fast[3] == slow[3]   # the base address
+    assert len(LOGS) >= 25 and any("cases" in p.parts for p in LOGS)
+    unknown = 0
+    for log in LOGS:
+        slow_report, fast_report = diagnosis(slow, [log]), diagnosis(fast, [log])
+        assert fast_report == slow_report, log.name
+        unknown += bool(slow_report["possible"])
+    assert unknown, "no log exercised the 'possibly related' tier"
+
+
+def test_the_cli_prints_the_same_text_and_json_from_the_index(project: Path, tmp_path: Path):
+    log = REPO / "tests" / "logs" / "repro" / "deepspeed-0.17.6.log"
+    unknown = tmp_path / "unknown.log"
+    unknown.write_text("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                       "RuntimeError: CUDA error: an illegal memory access was encountered in the gather\n")
+    for args in (["--json", str(log)], [str(log)], ["--json", str(unknown)], [str(unknown)]):
+        slow = run_cli("--root", str(project), "diagnose", "--no-cache", *args)
+        fast = run_cli("--root", str(project), "diagnose", *args)
+        assert fast.returncode == slow.returncode and fast.stdout == slow.stdout and fast.stdout
+
+
+def test_the_fast_path_loads_no_schema_no_pydantic_and_nothing_that_renders(project: Path, tmp_path: Path):
+    assert run_cli("--root", str(project), "check").returncode == 0
+    assert fresh(project)
+    log = tmp_path / "short.log"
+    log.write_text("RuntimeError: something no entry knows\n")
+    probe = ("import sys\nfrom rootcause.commands.cli import main\n"
+             f"code = main(['--root', {str(project)!r}, 'diagnose', {str(log)!r}])\n"
+             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'jinja2', 'markdown_it', 'yaml')"
+             " or m.startswith(('rootcause.entries.schema', 'rootcause.entries.catalog', 'rootcause.entries.project', "
+             "'rootcause.config', 'rootcause.validation', 'rootcause.located_yaml', 'rootcause.site.render', "
+             "'rootcause.site.content', 'rootcause.site.builder', 'http.server')))\n"
+             "print('HEAVY', heavy, code)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    assert "HEAVY [] 3" in out.stdout, out.stdout + out.stderr
+
+
+def test_check_and_build_store_the_index_and_a_failing_check_does_not(own_project: Path, tmp_path: Path):
+    assert not cache_file(own_project).exists()
+    assert run_cli("--root", str(own_project), "check").returncode == 0
+    assert fresh(own_project)
+    cached = (own_project / cache.CACHE_FOLDER)
+    assert (cached / ".gitignore").read_text().strip().endswith("*") and (cached / "CACHEDIR.TAG").exists()
+    shutil.rmtree(cached)
+    assert run_cli("--root", str(own_project), "build", "-q", "--out", str(tmp_path / "site")).returncode == 0
+    assert fresh(own_project)
+    # the index holds the data of the built site's signatures.json and its search files
+    site = json.loads((tmp_path / "site" / "search" / "signatures.json").read_bytes())
+    read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
+    records = [json.loads(line) for line in read.section("records").splitlines()]
+    assert records == site["signatures"]
+    rows = dict(json.loads(line) for line in read.section("entries").splitlines())
+    assert rows == site["entries"] and json.loads(read.section("consequences")) == site["consequences"]
+    places, blob = json.loads(read.section("search_index")), read.section("search")
+    assert places and all((tmp_path / "site" / path).read_bytes() == blob[at:at + length]
+                          for path, (at, length, _crc) in places.items())
+    assert set(places) == {p.relative_to(tmp_path / "site").as_posix()
+                           for p in (tmp_path / "site" / "search").rglob("*.json")} - {"search/signatures.json"}
+    read.close()
+    shutil.rmtree(cached)
+    entry = next((own_project / "entries").glob("*.yaml"))
+    entry.write_text(entry.read_text(encoding="utf-8").replace("\ntitle:", "\ntitle: [", 1), encoding="utf-8")
+    assert run_cli("--root", str(own_project), "check").returncode == 1
+    assert not cache_file(own_project).exists()
+    failed = run_cli("--root", str(own_project), "diagnose", str(REPO / "tests" / "logs" / "repro" / "deepspeed-0.17.6.log"))
+    assert failed.returncode == 2 and b"the entries have errors" in failed.stderr
+    assert not cache_file(own_project).exists()
+
+
+def _diagnose_json(root: Path, log: Path, *extra: str) -> dict:
+    result = run_cli("--root", str(root), "diagnose", "--json", *extra, str(log))
+    return json.loads(result.stdout)
+
+
+def test_an_edited_entry_makes_the_index_stale_and_diagnose_reports_the_edit(own_project: Path):
+    log = REPO / "tests" / "logs" / "repro" / "deepspeed-0.17.6.log"
+    assert run_cli("--root", str(own_project), "check").returncode == 0
+    entry = own_project / "entries" / "zero3-state-dict-saved-without-gathering.yaml"
+    text = entry.read_text(encoding="utf-8")
+    before = _diagnose_json(own_project, log)
+    old_title = next(r["title"] for r in before["results"] if r["entry"] == entry.stem)
+    entry.write_text(text.replace(f"title: {old_title}", "title: An edited title", 1)
+                     if f"title: {old_title}" in text else text.replace("\ntitle: ", "\ntitle: Edited ", 1),
+                     encoding="utf-8")
+    assert not fresh(own_project)
+    after = _diagnose_json(own_project, log)
+    new_title = next(r["title"] for r in after["results"] if r["entry"] == entry.stem)
+    assert new_title != old_title and "dited" in new_title
+    assert fresh(own_project)   # the diagnose that checked the entries stored them again
+
+
+@pytest.mark.parametrize("change", ["new entry", "removed entry", "site.yml", "healthy log", "study table",
+                                    "same size edit",
+                                    "entries folder replaced by a link"])
+def test_any_change_to_an_input_is_seen(own_project: Path, change: str, tmp_path: Path):
+    project = own_project
+    text = (project / "site.yml").read_text(encoding="utf-8")
+    (project / "site.yml").write_text(text.rstrip("\n") + "\nhealthy_logs: logs\nstudy: study\n", encoding="utf-8")
+    (project / "logs").mkdir()
+    (project / "logs" / "ok.log").write_text("step 1 loss 2.0\n")
+    (project / "study").mkdir()
+    (project / "study" / "pt.tsv").write_text("\t".join(COLUMNS) + "\n", encoding="utf-8")
+    assert run_cli("--root", str(project), "check").returncode == 0 and fresh(project)
+    entries = sorted((project / "entries").glob("*.yaml"))
+    if change == "new entry":
+        shutil.copy(entries[0], project / "entries" / "zzz-copy.yaml")
+    elif change == "removed entry":
+        entries[0].unlink()
+    elif change == "site.yml":
+        site = project / "site.yml"
+        site.write_text(site.read_text(encoding="utf-8").replace("title:", "title: X", 1), encoding="utf-8")
+    elif change == "study table":   # check reports a bad row (E046): the index must not outlive it
+        with (project / "study" / "pt.tsv").open("a", encoding="utf-8") as table:
+            table.write("not a row\n")
+    elif change == "healthy log":
+        (project / "logs" / "more.log").write_text("step 2 loss 1.9\n")
+    elif change == "same size edit":   # and the old modification time put back: the hash still differs
+        data = entries[0].read_bytes()
+        stat = entries[0].stat()
+        at = data.index(b"\ntitle: ") + 8
+        entries[0].write_bytes(data[:at] + (b"Q" if data[at:at + 1] != b"Q" else b"R") + data[at + 1:])
+        os.utime(entries[0], ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    else:
+        elsewhere = tmp_path / "elsewhere"
+        shutil.move(project / "entries", elsewhere)
+        (project / "entries").symlink_to(elsewhere)
+    assert not fresh(project), change
+
+
+def test_a_touched_or_copied_project_is_still_fresh_and_takes_the_cheap_path_again(own_project: Path, tmp_path: Path):
+    assert run_cli("--root", str(own_project), "check").returncode == 0
+    for entry in (own_project / "entries").glob("*.yaml"):
+        os.utime(entry)   # a checkout: new times, same bytes
+    header = cache.read_cache(own_project, NAME, diagnosis_index.KIND).header
+    assert fresh(own_project)   # the cheap test failed, the hashes held: stored with the new stat keys
+    refreshed = cache.read_cache(own_project, NAME, diagnosis_index.KIND).header
+    assert refreshed["stat_digest"] != header["stat_digest"] and refreshed["key"] == header["key"]
+    copy = tmp_path / "copy"
+    shutil.copytree(own_project, copy)   # new inodes and times: hashed once, then cheap again
+    assert fresh(copy)
+
+
+def test_a_change_to_the_code_makes_the_index_stale(own_project: Path, tmp_path: Path, monkeypatch):
+    package = tmp_path / "package"
+    shutil.copytree(cache.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "theme"))
+    monkeypatch.setattr(cache, "PACKAGE", package)
+    project, _problems = open_project(own_project)
+    assert store(project) and fresh(own_project)
+    with (package / "matching" / "patterns.py").open("a") as stream:
+        stream.write("\n# another version\n")
+    assert not fresh(own_project)
+
+
+def test_an_input_changed_while_it_was_checked_stores_nothing(own_project: Path):
+    project, _problems = open_project(own_project)
+    entry = next((own_project / "entries").glob("*.yaml"))
+    entry.write_text(entry.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert not store(project)
+    assert not cache_file(own_project).exists()
+
+
+def _corrupt(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how.startswith("flipped byte in "):   # in the middle of one section
+        section = how.rsplit(" ", 1)[1]
+        header = json.loads(data[len(cache.MAGIC):data.index(b"\n", len(cache.MAGIC))])
+        at = data.index(b"\n", len(cache.MAGIC)) + 1
+        for name, length, _digest in header["sections"]:
+            if name == section:
+                at += length // 2
+                if name == "search":   # in the manifest, which every query reads
+                    places = json.loads(cache.read_cache(path.parent.parent, NAME, diagnosis_index.KIND)
+                                        .section("search_index"))
+                    at += places["search/manifest.json"][0] + 20 - length // 2
+                break
+            at += length
+        path.write_bytes(data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:])
+    elif how == "cut short":
+        path.write_bytes(data[:len(data) // 2])
+    elif how == "longer":
+        path.write_bytes(data + b"x")
+    elif how == "empty":
+        path.write_bytes(b"")
+    elif how == "garbage":
+        path.write_bytes(os.urandom(5000))
+    elif how == "header":
+        path.write_bytes(data.replace(b'"format":1', b'"format":"1"', 1))
+    elif how == "other kind":
+        path.write_bytes(data.replace(b"rootcause diagnose index", b"rootcause build cache xx", 1))
+    elif how == "link":
+        target = path.with_name("elsewhere")
+        path.rename(target)
+        path.symlink_to(target.name)
+    elif how == "folder link":
+        folder = path.parent
+        moved = folder.with_name("moved-cache")
+        folder.rename(moved)
+        folder.symlink_to(moved.name)
+
+
+UNKNOWN = (b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+           b"RuntimeError: CUDA error: an illegal memory access was encountered in the gather\n")
+
+
+def _both_logs(tmp_path: Path) -> Path:
+    """A log with a known failure (signature records, entry rows) and an unknown one (search files)."""
+    log = tmp_path / "both.log"
+    log.write_bytes((REPO / "tests" / "logs" / "repro" / "deepspeed-0.17.6.log").read_bytes() + UNKNOWN)
+    return log
+
+
+@pytest.mark.parametrize("how", ["cut short", "longer", "empty", "garbage", "header", "other kind", "link",
+                                 "folder link", "flipped byte in inputs", "flipped byte in table"])
+def test_a_corrupted_index_is_never_trusted_and_is_rebuilt(own_project: Path, how: str, tmp_path: Path):
+    log = _both_logs(tmp_path)
+    expected = _diagnose_json(own_project, log, "--no-cache")
+    assert expected["results"] and expected["possible"]
+    assert fresh(own_project)
+    _corrupt(cache_file(own_project), how)
+    if how == "flipped byte in inputs":   # read only when the cheap test fails
+        os.utime(own_project / "site.yml")
+    assert _from_cache(own_project) is None
+    assert _diagnose_json(own_project, log) == expected
+    if how != "folder link":   # nothing is written through a link either
+        assert fresh(own_project)
+    else:
+        assert (own_project / cache.CACHE_FOLDER).is_symlink() and not fresh(own_project)
+
+
+@pytest.mark.parametrize("section", ["records", "entries", "entry_index", "consequences", "search_index", "search"])
+def test_a_section_found_damaged_only_when_used_is_dropped_and_the_entries_checked(own_project: Path, section: str,
+                                                                                   tmp_path: Path):
+    """Signature records and entry rows are checked one by one as they are read (a CRC-32 each),
+    the search files when an unknown error needs them: past the point where the log was read."""
+    log = _both_logs(tmp_path)
+    expected = run_cli("--root", str(own_project), "diagnose", "--no-cache", "--json", str(log))
+    _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    damaged = cache_file(own_project).read_bytes()
+    assert _from_cache(own_project) is not None   # whole as far as the cheap test can tell
+    again = run_cli("--root", str(own_project), "diagnose", "--json", str(log))
+    assert (again.returncode, again.stdout) == (expected.returncode, expected.stdout)
+    assert fresh(own_project) and cache_file(own_project).read_bytes() != damaged   # found, dropped, stored anew
+    # standard input is read once: the whole index is verified before a byte of it is
+    _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    damaged = cache_file(own_project).read_bytes()
+    piped = run_cli("--root", str(own_project), "diagnose", "--json", "-", stdin=log.read_bytes())
+    assert (piped.returncode, piped.stdout) == (expected.returncode, expected.stdout)
+    assert cache_file(own_project).read_bytes() != damaged
+
+
+def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_path: Path):
+    assert run_cli("--root", str(own_project), "check").returncode == 0
+    read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
+    sections = {name: read.section(name, verify=True) for name in diagnosis_index.SECTIONS}
+    header = {k: v for k, v in read.header.items() if k not in ("kind", "sections", "per_record")}
+    read.close()
+    log = _both_logs(tmp_path)
+    expected = _diagnose_json(own_project, log, "--no-cache")
+    table = json.loads(sections["table"])
+    records = sections["records"].splitlines()
+    forged = json.dumps({"entry": "x", "index": "one", "steps": []}).encode()   # checksummed, but no signature
+    table["crc"] = [zlib.crc32(forged)] * len(records)
+    table["offsets"] = [i * (len(forged) + 1) for i in range(len(records) + 1)]
+    for forgery in ({"table": b'{"anchors": "not a list"}'}, {"consequences": b'["not", "a", "mapping"]'},
+                    {"table": json.dumps(table).encode(), "records": b"\n".join([forged] * len(records)) + b"\n"}):
+        assert cache.write_cache(own_project, NAME, diagnosis_index.KIND, header, {**sections, **forgery},
+                                 per_record=diagnosis_index.PER_RECORD)
+        assert load(own_project) is not None   # whole and fresh, but not a signature index
+        assert _diagnose_json(own_project, log) == expected
