@@ -315,12 +315,15 @@ class Synth:
                      "answer": f"Only when `{comp}` is used with {r.choice(OBJECTS)} sharing; the message is the same."}
                     for _ in range(r.randint(1, 3))],
             "related": [],
-            "references": [{"kind": r.choice(["issue", "docs", "source", "pull-request"]),
-                            "title": f"{system_title} #{r.randint(100, 9999)}: {comp} {action} {obj}",
-                            "url": f"https://github.com/example/{systems[0]}/issues/{r.randint(100, 99999)}"}
-                           for _ in range(r.randint(1, 3))],
+            # an issue address is an issue (E047), whatever kind the draw gave
+            "references": (refs := [{"kind": {"pull-request": "issue"}.get(kind, kind),
+                                     "title": f"{system_title} #{r.randint(100, 9999)}: {comp} {action} {obj}",
+                                     "url": f"https://github.com/example/{systems[0]}/issues/{r.randint(100, 99999)}"}
+                                    for kind in [r.choice(["issue", "docs", "source", "pull-request"])
+                                                 for _ in range(r.randint(1, 3))]]),
             "affected": [{"system": systems[0], "introduced": f"{r.randint(0, 2)}.{r.randint(0, 20)}.0",
-                          **({"fixed": f"{r.randint(3, 4)}.{r.randint(0, 9)}.0"} if r.random() < 0.5 else {})}]
+                          **({"fixed": f"{r.randint(3, 4)}.{r.randint(0, 9)}.0"} if r.random() < 0.5 else {}),
+                          "ref": refs[0]["url"]}]   # each range names the reference that states it (E044)
             [: r.randint(0, 1)],
             "reviewed": (dt.date(2025, 1, 1) + dt.timedelta(days=r.randint(0, 690))).isoformat(),
             "authors": ["rootcause maintainers"],
