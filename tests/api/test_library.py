@@ -92,3 +92,25 @@ def test_the_fleet_scan_example_runs_as_documented_with_worker_processes(site: P
     assert result.returncode == 0, result.stderr.decode()
     rows = [json.loads(line) for line in result.stdout.decode().splitlines()]
     check_rows(rows, site, compare_cli=False)
+
+
+def test_fleet_scan_of_the_bundled_whole_log_cases_names_each_expected_entry(site: Path):
+    """The 21 whole multi-rank logs of tests/logs/cases: one row each, its expected entry first."""
+    pytest.importorskip("dask")
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        from fleet_scan_dask import scan_folder
+    finally:
+        sys.path.pop(0)
+    cases = REPO / "tests" / "logs" / "cases"
+    rows = scan_folder(cases, site, scheduler="threads", partitions=4)
+    assert len(rows) == len(list(cases.glob("*.log"))) > 20
+    for row in rows:
+        job = Path(row["job"])
+        expect = yaml.safe_load((job.parent / f"{job.stem}.expect.yaml").read_text(encoding="utf-8"))
+        # the row names the first cause the report gives (or its first result when it shows only
+        # consequences): the case's expected entry, which the suite requires first
+        first = cli_report(job, site)["results"][0]["entry"]
+        assert expect["entry"] in (row["entry"], first), (job.name, row["entry"], expect["entry"])
+        if expect.get("first_rank") is not None:
+            assert row["first_rank"] == expect["first_rank"], job.name
