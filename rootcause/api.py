@@ -30,7 +30,7 @@ class Matcher:
         try:
             self._signatures, self._infos, self._consequences, self.base_url, self._index = load_sources(
                 Namespace(site=str(site) if site is not None else None, root=str(root)))
-        except SystemExit as stop:   # the CLI's loaders print why and exit; a library raises
+        except SystemExit:   # the CLI's loaders print why and exit; a library raises
             raise RootcauseUnavailable(f"cannot load the signatures from {site or root} (see the message above)") \
                 from None
         self._scanner = Scanner(self._signatures)

@@ -177,7 +177,8 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> tuple[int, bo
                     data = b""
                 if not data:
                     selector.unregister(fd)
-                    os.close(fd) if use_pty else None
+                    if use_pty:   # the pipes are the Popen object's to close
+                        os.close(fd)
                     del outputs[fd]
                     continue
                 out = outputs[fd]

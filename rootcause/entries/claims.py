@@ -50,6 +50,18 @@ def github_thread(url: str) -> tuple[str, str, str, int] | None:
     return match.group(1), match.group(2), thread.group(1), int(thread.group(2))
 
 
+def thread_label(url: str) -> str:
+    """A thread address as readers cite it (owner/repo#123), else the host and path."""
+    from urllib.parse import urlsplit
+
+    match = GITHUB.match(url)
+    thread = re.match(r"(?:issues|pull|discussions)/(\d+)", match.group(3) or "") if match else None
+    if thread:
+        return f"{match.group(1)}/{match.group(2)}#{thread.group(1)}"
+    parts = urlsplit(url)
+    return (parts.netloc + parts.path).rstrip("/")
+
+
 def check_claims(entry: Entry, located: Located, shown: str) -> list[Diagnostic]:
     problems: list[Diagnostic] = []
     urls = [r.url for r in entry.references]

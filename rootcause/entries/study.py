@@ -17,6 +17,7 @@ from pathlib import Path
 from ..config import KEBAB, SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import Refused, read_regular
+from .claims import thread_label
 
 COLUMNS = ("url", "system", "query", "class", "summary")
 MAX_TABLE_BYTES = 4 << 20
@@ -41,8 +42,7 @@ class Report:
 
     @property
     def label(self) -> str:
-        match = THREAD_URL.match(self.url)
-        return f"{match.group(1)}/{match.group(2)}#{match.group(4)}" if match else self.url
+        return thread_label(self.url)
 
 
 def load_study(root: Path, config: SiteConfig) -> tuple[list[Report], list[Diagnostic]]:

@@ -16,7 +16,6 @@ import traceback
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from urllib.parse import urlsplit
 
 import jinja2
 from jinja2.exceptions import SecurityError
@@ -25,6 +24,7 @@ from markupsafe import Markup
 
 from ..config import SiteConfig
 from ..entries.catalog import Catalog, LoadedEntry
+from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, read_regular
@@ -229,18 +229,6 @@ class Renderer:
         return squeeze(html).encode("utf-8")
 
 
-_GITHUB_THREAD = re.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull|discussions)/(\d+)")
-
-
-def thread_label(url: str) -> str:
-    """A thread address as readers cite it (owner/repo#123), else the host and path."""
-    match = _GITHUB_THREAD.match(url)
-    if match:
-        return f"{match.group(1)}/{match.group(2)}#{match.group(3)}"
-    parts = urlsplit(url)
-    return (parts.netloc + parts.path).rstrip("/")
-
-
 def _json_ld(data: dict) -> Markup:
     """JSON-LD inside a <script type="application/ld+json"> block: escape '<' so it cannot close the tag."""
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
@@ -326,7 +314,8 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
         path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
-                 "links": related + backlinks, "link_groups": _group_links(related + backlinks, len(related)),
+                 "links": related + backlinks, "link_groups": _group_links(related + backlinks, len(related),
+                                              tuple(config.vocabularies.severities)),
                  "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
@@ -348,10 +337,13 @@ def examples_shown(entry) -> int:
     return 3 if signatures <= 2 else 2 if signatures == 3 else 1
 
 
-def _group_links(links: list[tuple[str, "Card"]], own: int = 0) -> list[tuple[str, list["Card"], int]]:
+def _group_links(links: list[tuple[str, "Card"]], own: int = 0,
+                 severities: tuple[str, ...] = ()) -> list[tuple[str, list["Card"], int]]:
     """Links by relation, in the vocabulary's order of first appearance: one line per relation,
     with how many more there are. The first `own` links are the entry's own and always shown;
-    declared by other entries, at most BACKLINKS_SHOWN per relation, the most severe first."""
+    declared by other entries, at most BACKLINKS_SHOWN per relation, the most severe first (in the
+    order of site.yml's `severities`)."""
+    rank = {key: i for i, key in enumerate(severities)}
     groups: dict[str, list[Card]] = {}
     incoming: dict[str, list[Card]] = {}
     for number, (relation, card) in enumerate(links):
@@ -359,12 +351,10 @@ def _group_links(links: list[tuple[str, "Card"]], own: int = 0) -> list[tuple[st
             (groups[relation] if number < own else incoming.setdefault(relation, [])).append(card)
     out = []
     for relation, cards in groups.items():
-        extra = sorted(incoming.pop(relation, []), key=lambda c: (SEVERITY_RANK.get(c.severity, 9), c.title.lower()))
+        extra = sorted(incoming.pop(relation, []), key=lambda c: (rank.get(c.severity, len(rank)), c.title.lower()))
         out.append((relation, cards + extra[:BACKLINKS_SHOWN], max(0, len(extra) - BACKLINKS_SHOWN)))
     return out
 
-
-SEVERITY_RANK = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
 def _inverse(relation: str) -> str:
@@ -473,6 +463,7 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
     return Page("frequency/index.html", "frequency.html", "What people hit",
                 f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
                 {"overall": overall, "systems": systems, "threads": len(study), "cards": cards,
+                 "unclassified": UNCLASSIFIED,
                  "classified": sum(c.count for c in classified), "covered": covered,
                  "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
                  "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
