@@ -303,3 +303,39 @@ def test_a_long_running_build_reuses_unchanged_entries_and_pages(tmp_path: Path)
     assert b"Changed ZeRO-3" in second["entries/first-copy/index.html"]
     third = site_files(project, memo=memo)
     assert third["entries/first-copy/index.html"] is second["entries/first-copy/index.html"]  # reused as is
+
+
+def test_code_is_highlighted_and_example_logs_mark_what_the_signature_matched(site: Path):
+    tree = html(site / "entries" / "cuda-out-of-memory" / "index.html")
+    python = [c for c in tree.css("div.highlight code.language-python")]
+    assert python and any(span.attributes.get("class") in ("k", "kn", "nb", "s1", "s2", "mi", "c1")
+                          for code in python for span in code.css("span"))
+    marks = [m.text() for m in tree.css("pre.rc-log mark")]
+    assert marks and all(m.startswith("CUDA") or "out of memory" in m or "CUBLAS" in m for m in marks), marks
+    # every shown example log is cut to the lines around its match (at most 16; a log only one or
+    # two lines longer is shown whole), saying how many it leaves out
+    cut = 0
+    for entry in bundled_ids():
+        for log in html(site / "entries" / entry / "index.html").css("pre.rc-log code"):
+            lines = log.text().split("\n")
+            kept = [line for line in lines if not line.startswith("⋯ ")]
+            assert len(kept) <= 18, (entry, len(kept))
+            cut += len(kept) < len(lines)
+    assert cut > 0
+
+
+def test_backlinks_are_capped_per_relation_and_the_rest_counted(site: Path):
+    from rootcause.site.render import BACKLINKS_SHOWN
+
+    tree = html(site / "entries" / "torchrun-child-failed-error" / "index.html")
+    own = set(re.findall(r"(?m)^  - id: (\S+)", (REPO / "entries" / "torchrun-child-failed-error.yaml").read_text()))
+    incoming = [p.stem for p in (REPO / "entries").glob("*.yaml")
+                if re.search(r"(?m)^  - id: torchrun-child-failed-error$", p.read_text()) and p.stem not in own]
+    assert len(incoming) > BACKLINKS_SHOWN   # the case the cap is for
+    items = tree.css("#related li")
+    shown = sum(len(li.css("a")) for li in items)
+    more = sum(int(m) for li in items for m in re.findall(r"and (\d+) more", li.text()))
+    assert shown + more == len(own | set(incoming))
+    for li in items:
+        links = [a.attributes["href"].strip("./").split("/")[-1] for a in li.css("a")]
+        assert len([l for l in links if l not in own]) <= BACKLINKS_SHOWN
