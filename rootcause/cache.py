@@ -325,3 +325,129 @@ def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[s
     except OSError:
         return False
     return True
+
+
+# -- records by key (the build cache) ----------------------------------------------------------------
+RECORD_MAGIC = b"rootcause-record 1 "
+
+
+def code_version(extra: tuple = ()) -> str:
+    """One hash of the package's source (every `.py` under it, by content) and of `extra` (the
+    versions of libraries whose output a cache holds): a cache made by other code is another cache."""
+    digest = hashlib.sha256(repr(extra).encode("utf-8", "surrogateescape"))
+    package = os.fspath(PACKAGE)
+    for name in code_files():
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update((file_hash(Path(f"{package}/{name}")) or "-").encode() + b"\n")
+    return digest.hexdigest()
+
+
+class RecordStore:
+    """A folder of small cache files under `.rootcause-cache/NAME/`, one per key (a hex digest
+    of everything the record was made from). Each file carries the SHA-256 of its body and is
+    written under a temporary name and renamed into place; a file that is missing, cut short,
+    of another format or whose body fails its hash is a miss, never an error. A folder that
+    cannot be written (or is a symbolic link) simply holds nothing.
+
+    `get` and `put` note the keys used; `prune()` removes the files no build asked for this time,
+    so the folder holds one build's worth of records."""
+
+    def __init__(self, root: Path, name: str, enabled: bool = True, read: bool = True):
+        self.folder = cache_folder(root) / name
+        self.used: set[str] = set()
+        self.read = read
+        self.enabled = enabled and _real_folder(cache_folder(root), create=True) and _real_folder(self.folder, create=True)
+        self.hits = self.misses = 0
+
+    def _file(self, key: str) -> str:
+        if len(key) < 16 or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError(f"not a record key: {key!r}")
+        return f"{os.fspath(self.folder)}/{key}"
+
+    def get(self, key: str) -> bytes | None:
+        self.used.add(key)
+        if not self.enabled or not self.read:
+            return None
+        try:
+            fd = os.open(self._file(key), _OPEN_FLAGS)
+        except OSError:
+            self.misses += 1
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_BYTES:
+                raise ValueError
+            chunks, left = [], st.st_size
+            while left > 0:
+                chunk = os.read(fd, left)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            data = b"".join(chunks)
+        except (OSError, ValueError):
+            self.misses += 1
+            return None
+        finally:
+            os.close(fd)
+        head = len(RECORD_MAGIC) + 64 + 1
+        if (len(data) < head or not data.startswith(RECORD_MAGIC) or data[head - 1:head] != b"\n"
+                or hashlib.sha256(data[head:]).hexdigest().encode() != data[len(RECORD_MAGIC):head - 1]):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return data[head:]
+
+    def put(self, key: str, body: bytes) -> None:
+        self.used.add(key)
+        if not self.enabled:
+            return
+        target = self._file(key)
+        temporary = f"{os.fspath(self.folder)}/.{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
+                         getattr(os, "O_CLOEXEC", 0), 0o644)
+            try:
+                with os.fdopen(fd, "wb") as stream:
+                    stream.write(RECORD_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n")
+                    stream.write(body)
+                os.replace(temporary, target)
+            except BaseException:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
+                raise
+        except OSError:
+            self.enabled = False   # no space, no permission: go on without a cache
+
+    def prune(self) -> int:
+        """Remove the records (and leftover temporary files) not used since this store was opened."""
+        if not self.enabled:
+            return 0
+        removed = 0
+        try:
+            with os.scandir(self.folder) as found:
+                names = [e.name for e in found if e.name not in self.used]
+        except OSError:
+            return 0
+        for name in names:
+            try:
+                os.unlink(f"{os.fspath(self.folder)}/{name}")
+                removed += 1
+            except OSError:
+                pass
+        return removed
+
+
+def _real_folder(folder: Path, create: bool) -> bool:
+    """A real folder (not a symbolic link), made (with the cache's markers) if missing and `create`."""
+    try:
+        if create and not os.path.lexists(folder):
+            os.mkdir(folder)
+            if folder.name == CACHE_FOLDER:
+                for marker, text in ((".gitignore", b"# rootcause's cache: never committed\n*\n"), ("CACHEDIR.TAG", _TAG)):
+                    (folder / marker).write_bytes(text)
+        return stat.S_ISDIR(os.lstat(folder).st_mode)
+    except OSError:
+        return False

@@ -16,15 +16,23 @@ def add_parser(sub) -> None:
     p.add_argument("--wait", type=float, default=600, metavar="SECONDS",
                    help="how long to wait for another build of the same output folder to finish (default 600)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--timings", action="store_true",
+                   help="print, on stderr, the wall time, CPU time and peak memory of each stage of the build")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from ..site.builder import build
+    from ..timings import Timings
 
+    timings = Timings(enabled=args.timings)
     try:
-        result = build(Path(args.root), out=Path(args.out) if args.out else None, progress=not args.quiet,
-                       force=args.force, wait=max(args.wait, 0))
+        try:
+            result = build(Path(args.root), out=Path(args.out) if args.out else None, progress=not args.quiet,
+                           force=args.force, wait=max(args.wait, 0), timings=timings)
+        finally:
+            if args.timings:
+                print(timings.table(), file=sys.stderr)
     except RootcauseError as error:
         print_diagnostics(error.diagnostics, "text", sys.stderr)
         print(f"build failed: {len(error.diagnostics)} problem(s); the previous site was left as it was",

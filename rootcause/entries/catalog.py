@@ -9,8 +9,11 @@ entries declare a relation, and no signature matches a healthy training log.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import multiprocessing
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +23,7 @@ from pydantic import ValidationError
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
-from ..located_yaml import Located, load_yaml
+from ..located_yaml import Located, load_yaml, read_text
 from ..matching.signatures import (
     AnchorIndex,
     CompiledSignature,
@@ -48,6 +51,7 @@ class LoadedEntry:
     located: Located
     signatures: list[CompiledSignature]
     search_weights: dict[str, float] = field(default_factory=dict)  # filled where the entry is loaded
+    source_key: str = ""   # the build cache's key of the file's content, site.yml and the code, if known
 
 
 @dataclass
@@ -72,12 +76,35 @@ class Catalog:
         return result
 
 
-def load_entry(path: Path, root: Path, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
-    """Everything that can be checked about one entry on its own."""
-    shown = display_path(path, root)
-    located, problems = load_yaml(path, shown)
+#: CPU seconds (thread time) this process spent reading entries' YAML and checking them, for
+#: `build --timings` (workers send theirs back with their results)
+CPU = {"load": 0.0, "validate": 0.0}
+
+
+def load_entry(path: Path, root: Path, config: SiteConfig,
+               raw: bytes | None = None) -> tuple[LoadedEntry | None, list[Diagnostic]]:
+    """Everything that can be checked about one entry on its own (`raw`: its bytes, if read already)."""
+    started = time.thread_time()
+    try:
+        shown = display_path(path, root)
+        if raw is not None:
+            text, problems = read_text(path, shown, raw)
+            located, more = load_yaml(path, shown, text) if text is not None else (None, [])
+            problems = problems + more
+        else:
+            located, problems = load_yaml(path, shown)
+    finally:
+        middle = time.thread_time()
+        CPU["load"] += middle - started
     if located is None:
         return None, problems
+    try:
+        return _check_entry(path, shown, located, config)
+    finally:
+        CPU["validate"] += time.thread_time() - middle
+
+
+def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
     entry, problems = validate(Entry, located, shown, context={"config": config})
     data = located.data if isinstance(located.data, dict) else {}
     entry_id = data.get("id") if isinstance(data.get("id"), str) else None
@@ -138,8 +165,46 @@ def _check_examples(shown: str, located: Located, i: int, signature: Signature,
     return problems
 
 
-def _load_entry_job(args: tuple[Path, Path, SiteConfig]):
-    return load_entry(*args)
+def entry_record(result: tuple[LoadedEntry | None, list[Diagnostic]]) -> bytes:
+    """What the build cache keeps of one entry's `load_entry` result: JSON (a format that cannot
+    run code when read), from which `from_record` makes the same result again."""
+    loaded, problems = result
+    record: dict = {"problems": [[d.path, d.line, d.column, d.code, d.message, d.hint, d.severity] for d in problems]}
+    if loaded is not None:
+        record.update(entry=loaded.entry.model_dump(mode="json"), path=loaded.path,
+                      values=[[list(k), *v] for k, v in loaded.located.values.items()],
+                      keys=[[list(k), *v] for k, v in loaded.located.keys.items()],
+                      weights=loaded.search_weights)
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
+    """`load_entry`'s result from an `entry_record`; ValueError when the record is not one (a
+    record of another shape is rebuilt, never trusted). The entry is validated again by the
+    same model, so a record can only ever yield a valid entry."""
+    try:
+        record = json.loads(body)
+        problems = [Diagnostic(str(p[0]), int(p[1]), int(p[2]), str(p[3]), str(p[4]), str(p[5]), severity=str(p[6]))
+                    for p in record["problems"]]
+        if "entry" not in record:
+            return None, problems
+        entry = Entry.model_validate(record["entry"], context={"config": config})
+        located = Located(None, {tuple(k): (int(line), int(col)) for k, line, col in record["values"]},
+                          {tuple(k): (int(line), int(col)) for k, line, col in record["keys"]})
+        weights = {str(t): float(w) for t, w in record["weights"].items()}
+        path = str(record["path"])
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
+        raise ValueError(f"not an entry record: {exc}") from None
+    signatures = [compile_signature(entry.id, i, sig).release() for i, sig in enumerate(entry.signatures)]
+    return LoadedEntry(entry, path, located, signatures, weights), problems
+
+
+def _load_entry_job(args: tuple[Path, Path, SiteConfig, bytes | None]):
+    """In a worker: the result as a record (JSON bytes, not a pickled entry: cheaper to send and
+    to read back), and the worker's CPU time for it."""
+    before = dict(CPU)
+    record = entry_record(load_entry(*args))
+    return record, CPU["load"] - before["load"], CPU["validate"] - before["validate"]
 
 
 def entry_paths(root: Path) -> list[Path]:
@@ -169,25 +234,63 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
 
 
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
-                 workers: int | None = None, memo: dict | None = None) -> Catalog:
+                 workers: int | None = None, memo: dict | None = None, store=None, version: str = "",
+                 timings=None) -> Catalog:
     """Load and check every entry; collect all diagnostics rather than stopping at the first.
 
     `memo` (kept by a long-running `serve`) maps a file to its last result, reused while the file's
     size and modification time are unchanged; it must be emptied when site.yml changes.
+    `store` (a `cache.RecordStore`, the build cache) holds each entry's result as a record keyed by
+    the file's content, its path, site.yml and `version` (the code's), across processes.
     """
+    from ..timings import OFF
+
+    timings = timings or OFF
     catalog = Catalog(config)
     catalog.diagnostics.extend(folder_outside(root, "entries"))
-    paths = entry_paths(root)
-    memo = memo if memo is not None else {}
-    keys = {p: _stat_key(p) for p in paths}
-    todo = [p for p in paths if memo.get(p, (None,))[0] != keys[p]]
+    with timings.stage("load"):
+        paths = entry_paths(root)
+        memo = memo if memo is not None else {}
+        keys = {p: _stat_key(p) for p in paths}
+        todo = [p for p in paths if memo.get(p, (None,))[0] != keys[p]]
+        cached, record_keys, raws = _cached_results(todo, root, config, store, version)
+    todo = [p for p in todo if p not in cached]
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(todo) >= 400 and "fork" in multiprocessing.get_all_start_methods():
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            fresh = list(pool.map(_load_entry_job, [(p, root, config) for p in todo], chunksize=64))
-    else:
-        fresh = [load_entry(p, root, config) for p in todo]
-    for path, result in zip(todo, fresh):
+    before = dict(CPU)
+    with timings.stage("validate"):
+        fresh = {}
+        for path, body in cached.items():
+            try:
+                fresh[path] = from_record(body, config)
+            except ValueError:   # a record this code cannot read: the entry is checked again
+                todo.append(path)
+        todo.sort()
+        if workers > 1 and len(todo) >= 400 and "fork" in multiprocessing.get_all_start_methods():
+            jobs = [(p, root, config, raws.get(p)) for p in todo]
+            load_cpu = validate_cpu = 0.0
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                for path, (record, load_s, validate_s) in zip(todo, pool.map(_load_entry_job, jobs, chunksize=64)):
+                    load_cpu += load_s
+                    validate_cpu += validate_s
+                    try:
+                        fresh[path] = from_record(record, config)
+                    except ValueError:
+                        fresh[path] = load_entry(path, root, config)
+                    if store is not None and path in record_keys:
+                        store.put(record_keys[path], record)
+            timings.add_cpu("  of which YAML", load_cpu, note=f"in workers: {len(todo)} entries not in the cache")
+        else:
+            for path in todo:
+                result = load_entry(path, root, config, raws.get(path))
+                fresh[path] = result
+                if store is not None and path in record_keys:
+                    store.put(record_keys[path], entry_record(result))
+            if todo:
+                timings.add_cpu("  of which YAML", CPU["load"] - before["load"],
+                                note=f"{len(todo)} entries not in the cache")
+    for path, result in fresh.items():
+        if result[0] is not None and path in record_keys:
+            result[0].source_key = record_keys[path]
         memo[path] = (keys[path], result)
     for gone in set(memo) - set(keys):
         del memo[gone]
@@ -206,9 +309,37 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             continue
         seen[loaded.entry.id] = loaded
     catalog.entries = dict(sorted(seen.items()))
-    catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
+    with timings.stage("cross-check"):
+        catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
     catalog.diagnostics.sort()
     return catalog
+
+
+def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, version: str):
+    """The build cache's records of `paths`: ({path: record body}, {path: record key}, {path: bytes}).
+    A file that cannot be read as a regular file has no key: `load_entry` reports it."""
+    if store is None:
+        return {}, {}, {}
+    from ..files import read_regular
+    from ..located_yaml import MAX_FILE_BYTES
+
+    config_key = hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+    cached, record_keys, raws = {}, {}, {}
+    for path in paths:
+        try:
+            raw = read_regular(path, MAX_FILE_BYTES)
+        except Exception:  # Refused, OSError: reported by load_entry
+            continue
+        shown = display_path(path, root)
+        digest = hashlib.sha256(f"entry\0{version}\0{config_key}\0{shown}\0".encode("utf-8", "surrogateescape"))
+        digest.update(raw)
+        key = digest.hexdigest()
+        record_keys[path] = key
+        raws[path] = raw
+        body = store.get(key)
+        if body is not None:
+            cached[path] = body
+    return cached, record_keys, raws
 
 
 def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:

@@ -46,12 +46,17 @@ def healthy_log_paths(root: Path, folder: str | None) -> tuple[list[Path], list[
     return found, problems
 
 
-def open_project(root: Path, workers: int | None = None, memo: dict | None = None) -> tuple[Project | None, list[Diagnostic]]:
+def open_project(root: Path, workers: int | None = None, memo: dict | None = None, store=None,
+                 version: str = "", timings=None) -> tuple[Project | None, list[Diagnostic]]:
     """(project, diagnostics). The project is None only when site.yml itself is unusable.
 
     `memo` carries per-file results between builds of one process (see `catalog.load_catalog`);
-    it is tied to the site.yml it was filled under and emptied when that changes.
+    it is tied to the site.yml it was filled under and emptied when that changes. `store` and
+    `version`: the build cache's entry records (`catalog.load_catalog`); `timings`: `build --timings`.
     """
+    from ..timings import OFF
+
+    timings = timings or OFF
     root = root.resolve()
     site_key = stat_key(root / "site.yml")   # before it is read: a change while checking is seen
     config, problems = load_config(root)
@@ -65,8 +70,10 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
             memo["config"] = config_key
         memo = memo.setdefault("entries", {})
     healthy, refused = healthy_log_paths(root, config.healthy_logs)
-    catalog = load_catalog(root, config, healthy, workers=workers, memo=memo)
-    study, study_problems = load_study(root, config)
+    catalog = load_catalog(root, config, healthy, workers=workers, memo=memo, store=store, version=version,
+                           timings=timings)
+    with timings.stage("load"):
+        study, study_problems = load_study(root, config)
     if refused or study_problems:
         catalog.diagnostics = sorted(catalog.diagnostics + refused + study_problems)
     return Project(root, catalog, study, inputs), catalog.diagnostics

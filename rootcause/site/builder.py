@@ -23,7 +23,8 @@ from ..files import Refused, folder_problem, read_regular, walk_regular
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
-from .write import OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers
+from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
+                    write_manifest)
 
 MAX_ASSET_BYTES = 64 << 20
 
@@ -100,51 +101,65 @@ def _tell(message: str) -> None:
 
 
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
-          memo: dict | None = None, wait: float = LOCK_WAIT) -> BuildResult:
+          memo: dict | None = None, wait: float = LOCK_WAIT, timings=None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
     `memo` is an empty dict that a long-running caller (serve) passes to every build: parsed
     entries and rendered entry pages are kept in it and reused while their inputs are unchanged.
-    `force` skips the up-to-date test and writes every file anew. One build at a time writes an
-    output folder; another one waits up to `wait` seconds for it (E052 after that).
+    Across processes the build cache in `.rootcause-cache/` does the same (`render_site`).
+    `force` skips the up-to-date test, reads nothing from the build cache (it is written anew)
+    and writes every file anew. One build at a time writes an output folder; another one waits
+    up to `wait` seconds for it (E052 after that). `timings` (a `timings.Timings`) is filled
+    stage by stage.
     """
+    from ..timings import OFF
+
+    timings = timings or OFF
     started = time.perf_counter()
     root = root.resolve()
-    settings = quick_settings(root)
-    if not force and isinstance(settings.get("output", "site"), str):
-        quick_out = (out or root / settings.get("output", "site")).resolve()
-        fingerprint = input_fingerprint(root, settings)
-        if _up_to_date(quick_out, fingerprint):
-            return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
+    with timings.stage("up-to-date test"):
+        settings = quick_settings(root)
+        if not force and isinstance(settings.get("output", "site"), str):
+            quick_out = (out or root / settings.get("output", "site")).resolve()
+            fingerprint = input_fingerprint(root, settings)
+            if _up_to_date(root, quick_out, fingerprint):
+                return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
-    config, problems = load_config(root)
-    if config is None:
-        raise RootcauseError(problems)
-    out = (out or root / config.output).resolve()
-    problems = check_output_folder(out, root)
-    if problems:
-        raise RootcauseError(problems)
-    fingerprint = input_fingerprint(root, config.model_dump())
+    with timings.stage("load"):
+        config, problems = load_config(root)
+        if config is None:
+            raise RootcauseError(problems)
+        out = (out or root / config.output).resolve()
+        problems = check_output_folder(out, root)
+        if problems:
+            raise RootcauseError(problems)
+        fingerprint = input_fingerprint(root, config.model_dump())
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
-        if not force and _up_to_date(out, fingerprint):
+        if not force and _up_to_date(root, out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
         problems = check_output_folder(out, root)
         if problems:
             raise RootcauseError(problems)
         remove_leftovers(out)
-        with SiteWriter(out, reuse=not force) as writer:
-            entries, pages = render_site(root, writer.add, progress=progress and sys.stderr.isatty(), memo=memo)
-            writer.commit(extra={"inputs": fingerprint})
+        previous = None if force else read_manifest(out, root).get("files")
+        with SiteWriter(out, previous=previous) as writer:
+            entries, pages = render_site(root, timings.part("write")(writer.add),
+                                         progress=progress and sys.stderr.isatty(), memo=memo,
+                                         cache="write" if force else "use", timings=timings)
+            with timings.stage("write"):
+                manifest = writer.commit(extra={"inputs": fingerprint})
+        with timings.stage("write"):
+            write_manifest(out, root, manifest)
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out)
 
 
-def _up_to_date(out: Path, fingerprint: str) -> bool:
+def _up_to_date(root: Path, out: Path, fingerprint: str) -> bool:
     """The last build into `out` had these inputs, and its output is as that build left it."""
-    manifest = read_manifest(out)
+    manifest = read_manifest(out, root)
     return manifest.get("inputs") == fingerprint and output_intact(out, manifest)
 
 
@@ -207,13 +222,45 @@ def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
     return files
 
 
-def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None) -> tuple[int, int]:
+#: the libraries whose output the build cache holds (parsed entries, rendered pages): their
+#: versions are part of its keys, with the package's own source
+CACHED_LIBRARIES = ("pydantic", "pydantic-core", "jinja2", "markupsafe", "markdown-it-py", "markdown-it-pyrs",
+                    "mdit-py-plugins", "pygments", "mkdocs-material", "pyyaml", "google-re2")
+
+
+def build_version() -> str:
+    """The version of everything besides the project that a cached entry or page depends on."""
+    from importlib import metadata
+
+    from ..cache import code_version
+    from .render import theme_folder
+
+    versions = []
+    for name in CACHED_LIBRARIES:
+        try:
+            versions.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            versions.append((name, None))
+    theme = theme_folder()
+    bundled = [(p.relative_to(theme).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
+               for p in sorted(theme.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    return code_version((__version__, versions, bundled))
+
+
+def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
+                timings=None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready.
 
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
     error. Returns (entries, pages).
+
+    `cache`: "use" reads and writes the build cache in `.rootcause-cache/` (entries by the hash of
+    their file, site.yml and the code's version; rendered pages by the hash of everything they
+    are made from), "write" only writes it (`--force`), "off" leaves it alone.
     """
+    from ..cache import RecordStore
     from ..entries.project import open_project
+    from ..timings import OFF
     from .content import load_content
     from .feeds import atom, robots, sitemap
     from .render import (
@@ -227,71 +274,128 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     from .diagnosis_index import store as store_diagnosis_index
     from .search import SIGNATURES, build_search_files, build_signature_file
 
-    keep_pages = memo is not None  # only a long-running caller reuses rendered pages
+    timings = timings or OFF
+    keep_pages = memo is not None  # only a long-running caller reuses rendered pages in memory
     memo = memo if memo is not None else {}
-    project, problems = open_project(root, memo=memo.setdefault("catalog", {}))
+    with timings.stage("load"):
+        version = build_version() if cache != "off" else ""
+        entry_store = RecordStore(root, "build-entries", enabled=cache != "off", read=cache == "use")
+        page_store = RecordStore(root, "build-pages", enabled=cache != "off", read=cache == "use")
+    project, problems = open_project(root, memo=memo.setdefault("catalog", {}), store=entry_store if cache != "off" else None,
+                                     version=version, timings=timings)
     if project is None or any(d.severity == "error" for d in problems):
         raise RootcauseError(problems)
     catalog = project.catalog
     config = catalog.config
-    content_pages, content_problems = load_content(root)
-    theme_problems = theme_files(root, config)[1]
+    with timings.stage("load"):
+        content_pages, content_problems = load_content(root)
+        theme_problems = theme_files(root, config)[1]
     if content_problems or theme_problems:
         raise RootcauseError(content_problems + theme_problems)
 
-    asset_names, files = collect_assets(root, config)
-    search_files = build_search_files(catalog)
-    signatures = build_signature_file(catalog)
-    files.update(search_files)
-    files[SIGNATURES] = signatures
-    store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
-    del search_files
-    asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
+    with timings.stage("index"):
+        asset_names, files = collect_assets(root, config)
+        search_files = build_search_files(catalog)
+        signatures = build_signature_file(catalog)
+        files.update(search_files)
+        files[SIGNATURES] = signatures
+        store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
+        del search_files
+        asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
-    cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
-    incoming = incoming_links(catalog)
-    pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
-    pages += aggregate_pages(config, cards, content_pages, project.study)
-    tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
-    renderer = Renderer(config, root, asset_names, tabs)
-    template_problems = check_templates(renderer, pages)
-    if template_problems:
-        raise RootcauseError(template_problems)
-    page_memo = memo.setdefault("pages", {})
-    stamp = _render_stamp(root, config, asset_names, tabs) if keep_pages else ""
-    keys = ({page.path: _page_key(page, stamp) for page in pages if page.template == "entry.html"}
-            if keep_pages else {})
-    reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
-    todo = [page for page in pages if page.path not in reuse]
-    files.update(reuse)
-    files["sitemap.xml"] = sitemap(pages, catalog)
-    files["robots.txt"] = robots(catalog)
-    files["feed.xml"] = atom(catalog)
-    files[".nojekyll"] = b""
-    files["entry.schema.json"] = _schema_bytes(config)
-    for path in sorted(files):
-        emit(path, files[path])
-    with _progress(progress, len(todo)) as advance:
-        for path, data in render_pages(renderer, todo, advance):
-            emit(path, data)
-            if path in keys:
-                page_memo[path] = (keys[path], data)
+    with timings.stage("render"):
+        cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
+        incoming = incoming_links(catalog)
+        pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
+        pages += aggregate_pages(config, cards, content_pages, project.study)
+        tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        renderer = Renderer(config, root, asset_names, tabs)
+        page_memo = memo.setdefault("pages", {})
+        stamp = _render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
+        keys = {page.path: key for page in pages if stamp and (key := _page_key(page, stamp)) is not None}
+        reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
+        for path, key in keys.items():
+            if path not in reuse and (body := page_store.get(key)) is not None:
+                reuse[path] = body
+        todo = [page for page in pages if page.path not in reuse]
+        # a template is checked on a page that is rendered now: one whose pages all come from the
+        # cache is the template they were rendered with (its content is part of their keys)
+        checked: dict[str, bytes] = {}
+        template_problems = check_templates(renderer, todo, checked)
+        if template_problems:
+            raise RootcauseError(template_problems)
+    with timings.stage("index"):
+        files["sitemap.xml"] = sitemap(pages, catalog)
+        files["robots.txt"] = robots(catalog)
+        files["feed.xml"] = atom(catalog)
+        files[".nojekyll"] = b""
+        files["entry.schema.json"] = _schema_bytes(config)
+    with timings.stage("write"):
+        for path in sorted(files):
+            emit(path, files[path])
+        del files
+    with timings.stage("render", note=f"{len(todo)} of {len(pages)} pages rendered, the rest from the cache"
+                       if cache == "use" else f"{len(todo)} pages"):
+        for path in sorted(reuse):
+            emit(path, reuse[path])
+            if keep_pages and path in keys:
+                page_memo[path] = (keys[path], reuse[path])
+        with _progress(progress, len(todo)) as advance:
+            for path, data in render_pages(renderer, todo, advance, checked):
+                emit(path, data)
+                if path in keys:
+                    page_store.put(keys[path], data)
+                    if keep_pages:
+                        page_memo[path] = (keys[path], data)
+    with timings.stage("write"):
+        if cache != "off":
+            entry_store.prune()
+            page_store.prune()
     return len(catalog.entries), len(pages)
 
 
-def _render_stamp(root: Path, config, asset_names: dict, tabs: list) -> str:
-    """Everything besides the entry itself that an entry page depends on."""
+#: the one asset name that changes with the entries (signatures.json's hash), and the template
+#: that names it: only that page's key includes it, unless another template names it too
+VOLATILE_ASSET = "signatures.json"
+VOLATILE_TEMPLATE = "diagnose.html"
+
+
+def _render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str) -> tuple[str, str]:
+    """Everything besides the page's own context that a page depends on: the code's and the
+    bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
+    templates, by content. Returns (the stamp of every page, the stamp of the pages that name
+    the entries' signatures file)."""
     from .render import theme_folder
 
-    folders = [theme_folder() / "templates"] + ([root / config.theme / "templates"] if config.theme else [])
-    stats = [(str(p), os.lstat(p).st_mtime_ns) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))]
-    return repr((config.model_dump_json(), sorted(asset_names.items()), stats, tabs))
+    folders = [root / config.theme / "templates"] if config.theme else []
+    templates = [(str(p.relative_to(root)), p.read_bytes())
+                 for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))
+                 if p.is_file() and not p.is_symlink()]
+    bundled = [(p.name, p.read_bytes()) for p in sorted((theme_folder() / "templates").glob("*")) if p.is_file()]
+    naming = {Path(name).name for name, text in templates + bundled if VOLATILE_ASSET.encode() in text}
+    names = dict(asset_names)
+    volatile = names.pop(VOLATILE_ASSET, "")
+    common = repr((version, config.model_dump_json(), sorted(names.items()),
+                   [(name, hashlib.sha256(text).hexdigest()) for name, text in templates], tabs))
+    if naming <= {VOLATILE_TEMPLATE}:
+        return common, common + volatile
+    return common + volatile, common + volatile
 
 
-def _page_key(page, stamp: str) -> str:
-    loaded = page.context["loaded"]
-    return hashlib.blake2b(repr((stamp, loaded.path, loaded.entry.model_dump_json(),
-                                 page.context["links"])).encode(), digest_size=16).hexdigest()
+def _page_key(page, stamps: tuple[str, str]) -> str | None:
+    """A hash of everything `page` is rendered from, or None when that cannot be told (a value
+    whose text form is not its content)."""
+    stamp = stamps[1] if page.template == VOLATILE_TEMPLATE else stamps[0]
+    if page.template == "entry.html":
+        loaded = page.context["loaded"]
+        own = loaded.source_key or loaded.entry.model_dump_json()
+        text = repr((stamp, page.path, loaded.path, own, page.context["links"]))
+    else:
+        text = repr((stamp, page.path, page.template, page.title, page.description, page.sitemap, page.absolute,
+                     sorted(page.context.items())))
+        if " at 0x" in text:
+            return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
 PARALLEL_PAGES = 400
@@ -303,11 +407,17 @@ def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
     return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
 
 
-def render_pages(renderer, pages: list, advance=lambda: None):
-    """Render pages, in forked worker processes when there are many (they inherit the catalog)."""
+def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None):
+    """Render pages, in forked worker processes when there are many (they inherit the catalog).
+    `rendered`: pages rendered already (by path), not rendered again."""
     import multiprocessing
     import os
 
+    rendered = rendered or {}
+    for path in sorted(set(rendered) & {page.path for page in pages}):
+        yield path, rendered[path]
+        advance()
+    pages = [page for page in pages if page.path not in rendered]
     workers = os.cpu_count() or 1
     if workers < 2 or len(pages) < PARALLEL_PAGES or "fork" not in multiprocessing.get_all_start_methods():
         for page in pages:

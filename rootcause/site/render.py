@@ -492,8 +492,9 @@ def _report_url(config: SiteConfig, loaded: LoadedEntry) -> str:
     return f"{config.repository.rstrip('/')}/issues/new?title={title}&body={body}"
 
 
-def check_templates(renderer: Renderer, planned: list[Page]) -> list[Diagnostic]:
-    """Render each template once so a broken override is reported, not a traceback."""
+def check_templates(renderer: Renderer, planned: list[Page], rendered: dict | None = None) -> list[Diagnostic]:
+    """Render each template once so a broken override is reported, not a traceback (the pages
+    rendered on the way go into `rendered`, by path, for the caller to use)."""
     problems = []
     seen = set()
     for page in planned:
@@ -501,7 +502,9 @@ def check_templates(renderer: Renderer, planned: list[Page]) -> list[Diagnostic]
             continue
         seen.add(page.template)
         try:
-            renderer.render(page)
+            data = renderer.render(page)
+            if rendered is not None:
+                rendered[page.path] = data
         except RootcauseError as error:
             problems.extend(error.diagnostics)
     return problems

@@ -4,10 +4,13 @@ The new site is assembled in a sibling staging folder and swapped in with one re
 exchange on Linux, two renames elsewhere). Files whose bytes did not change since the last build
 are hard-linked from it instead of written again, which keeps rebuilds cheap; a file is reused
 only after its bytes on disk were compared with the new ones, so a file corrupted by hand (or by
-anything else) is written again, and `--force` reuses nothing. A manifest of every file's hash
-(`.rootcause-build.json`, written last) marks the folder as ours: a build refuses
-to replace a non-empty folder that lacks it, refuses the project folder itself or one of its
-parents, and refuses any output path that would land outside the output folder.
+anything else) is written again, and `--force` reuses nothing. The build's state (every file's
+hash, the inputs' fingerprint and when it was written) is kept in the project's cache,
+`.rootcause-cache/build-state-<hash of the output path>`, not in the output folder: the folder
+holds only what is deployed. A build refuses to replace a non-empty folder that is neither
+recorded there nor has the files every rootcause site has (`LOOKS_BUILT`; the manifest file of
+earlier versions, `.rootcause-build.json`, counts too), refuses the project folder itself or one
+of its parents, and refuses any output path that would land outside the output folder.
 
 One build at a time writes an output folder: `OutputLock` holds an exclusive `flock` on a lock
 file next to it (`.site.lock` for `site/`, never inside the folder that gets deployed); a second
@@ -29,10 +32,52 @@ import stat
 import time
 from pathlib import Path, PurePosixPath
 
+from ..cache import read_cache, write_cache
 from ..errors import Diagnostic, RootcauseError
 
-MANIFEST = ".rootcause-build.json"
+#: the manifest file earlier versions wrote into the output folder (now the state is in the cache)
+LEGACY_MANIFEST = ".rootcause-build.json"
+#: files every site rootcause builds has at its top: a folder with all of them is taken as one
+#: this program wrote when the cache that recorded it is gone (deleted, or another checkout's)
+LOOKS_BUILT = ("index.html", "404.html", "entry.schema.json", ".nojekyll", "sitemap.xml", "robots.txt")
+STATE_KIND = "build-state"
 _RENAME_EXCHANGE = 2
+
+
+def state_name(out: Path) -> str:
+    return "build-state-" + hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
+
+
+def read_manifest(out: Path, root: Path | None = None) -> dict:
+    """The state the last build into `out` left in `root`'s cache ({} if none, or not whole):
+    {"files": {path: hash}, "inputs": fingerprint, "written_ns": time}. `root` defaults to the
+    output's parent folder (where `write_site` keeps it)."""
+    root = root if root is not None else out.resolve().parent
+    cached = read_cache(root, state_name(out), STATE_KIND)
+    if cached is None:
+        return {}
+    try:
+        if cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
+            return {}
+        data = json.loads(cached.section("state") or b"null")
+    except (ValueError, RecursionError):
+        return {}
+    finally:
+        cached.close()
+    if not (isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("written_ns"), int)):
+        return {}
+    return data
+
+
+def write_manifest(out: Path, root: Path | None, manifest: dict) -> bool:
+    root = root if root is not None else out.resolve().parent
+    body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
+                       {"state": body})
+
+
+def looks_built(out: Path) -> bool:
+    return (out / LEGACY_MANIFEST).is_file() or all(os.path.lexists(out / name) for name in LOOKS_BUILT)
 
 
 def _digest(data: bytes) -> str:
@@ -49,7 +94,7 @@ def check_output_folder(out: Path, root: Path) -> list[Diagnostic]:
     if out.exists() and not out.is_dir():
         return [Diagnostic(shown, 1, 1, "E050", "the output path exists and is not a folder",
                            "remove it or choose another output folder")]
-    if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).exists():
+    if out.is_dir() and any(out.iterdir()) and not read_manifest(out, root) and not looks_built(out):
         return [Diagnostic(shown, 1, 1, "E050", "the output folder is not empty and was not written by rootcause",
                            "choose an empty or new folder; rootcause replaces its output folder completely")]
     return []
@@ -64,26 +109,15 @@ def safe_relative(path: str) -> str:
     return pure.as_posix()
 
 
-def read_manifest(out: Path) -> dict:
-    try:
-        with open(out / MANIFEST, "rb") as stream:  # a folder we wrote: a small regular file
-            data = json.loads(stream.read(64 << 20).decode("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def output_intact(out: Path, manifest: dict) -> bool:
     """Is `out` as the build that wrote `manifest` left it? Every file the manifest lists is there,
-    nothing else is, each is a regular file, and none was modified after the manifest was written
-    (a build writes the manifest last). Cheap: one walk of the folder, nothing is read. A change
-    that also forges the modification time is repaired by `build --force`, which reuses nothing."""
+    nothing else is, each is a regular file, and none was modified after the build finished
+    (`written_ns`, taken after the new folder was in place). Cheap: one walk of the folder,
+    nothing is read. A change that also forges the modification time is repaired by
+    `build --force`, which reuses nothing."""
     files = manifest.get("files")
-    if not isinstance(files, dict):
-        return False
-    try:
-        written = os.lstat(out / MANIFEST).st_mtime_ns
-    except OSError:
+    written = manifest.get("written_ns")
+    if not isinstance(files, dict) or not isinstance(written, int):
         return False
     top = os.fspath(out)
     skip = len(top) + 1
@@ -103,8 +137,6 @@ def output_intact(out: Path, manifest: dict) -> bool:
                 stack.append(entry.path)
                 continue
             relative = entry.path[skip:]
-            if relative == MANIFEST:
-                continue
             if relative not in files or not stat.S_ISREG(st.st_mode) or st.st_mtime_ns > written:
                 return False
             count += 1
@@ -207,14 +239,14 @@ class SiteWriter:
 
     Streaming keeps memory flat in the size of the site; until `commit()`, the previous site is
     untouched, and leaving the `with` block on an exception removes the staging folder. The
-    caller holds the output's `OutputLock`. With `reuse=False` every file is written anew.
+    caller holds the output's `OutputLock`. `previous` is the last build's `{path: hash}` (from
+    its state): a file listed with the same hash is linked from the last build after its bytes
+    were compared; with none, every file is written anew.
     """
 
-    def __init__(self, out: Path, reuse: bool = True):
+    def __init__(self, out: Path, previous: dict | None = None):
         self.out = out.resolve()
-        self.previous = read_manifest(self.out).get("files", {}) if reuse and self.out.is_dir() else {}
-        if not isinstance(self.previous, dict):
-            self.previous = {}
+        self.previous = previous if isinstance(previous, dict) and self.out.is_dir() else {}
         self.staging = self.out.parent / f".{self.out.name}.staging-{os.getpid()}"
         self.digests: dict[str, str] = {}
         self.written = self.reused = 0
@@ -281,21 +313,25 @@ class SiteWriter:
         finally:
             os.close(fd)
 
-    def commit(self, extra: dict | None = None) -> None:
-        manifest = {"files": dict(sorted(self.digests.items())), **(extra or {})}
+    def commit(self, extra: dict | None = None) -> dict:
+        """Swap the new folder in; returns the state to record (`write_manifest`)."""
         try:
-            (self.staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True), encoding="utf-8")
             _swap(self.staging, self.out)
         except OSError as exc:
             raise _unwritable(self.out, exc) from None
+        return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": time.time_ns()}
 
 
-def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None) -> tuple[int, int]:
-    """Replace `out` with exactly `files`. Returns (files written, files reused from the last build)."""
-    with OutputLock(out.resolve()), SiteWriter(out) as writer:
-        for path in sorted(files):
-            writer.add(path, files[path])
-        writer.commit(extra)
+def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None, root: Path | None = None) -> tuple[int, int]:
+    """Replace `out` with exactly `files`, its state kept in `root`'s cache (default: the output's
+    parent folder). Returns (files written, files reused from the last build)."""
+    out = out.resolve()
+    with OutputLock(out):
+        with SiteWriter(out, previous=read_manifest(out, root).get("files")) as writer:
+            for path in sorted(files):
+                writer.add(path, files[path])
+            manifest = writer.commit(extra)
+        write_manifest(out, root, manifest)
     return writer.written, writer.reused
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import os
 import re
 import subprocess
@@ -22,18 +21,21 @@ from pathlib import Path
 from conftest import REPO, SEED_ENTRY, make_project, run_cli
 
 TIMEOUT = 120
-MANIFEST = ".rootcause-build.json"
 
 
 def files_of(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
-def assert_whole(out: Path) -> dict:
-    """The folder is exactly what its manifest says: every listed file with its hash, no other."""
-    manifest = json.loads((out / MANIFEST).read_text())
+def assert_whole(out: Path, *projects: Path) -> dict:
+    """The folder is exactly what the state of the last build into it says (kept in the
+    building project's .rootcause-cache/, not in the folder): every listed file with its hash,
+    no other."""
+    from rootcause.site.write import read_manifest
+
+    states = [read_manifest(out, project) for project in projects or (out.parent,)]
+    manifest = max(states, key=lambda state: state.get("written_ns", -1))
     files = files_of(out)
-    del files[MANIFEST]
     assert sorted(files) == sorted(manifest["files"])
     wrong = [name for name, data in files.items()
              if hashlib.blake2b(data, digest_size=16).hexdigest() != manifest["files"][name]]
@@ -74,7 +76,7 @@ def test_concurrent_builds_of_different_inputs_leave_one_whole_site_and_force_re
         builds = [start_build(first, out), start_build(second, out)]
         results = [finish(b) for b in builds]
         assert [code for code, _out, _err in results] == [0, 0], results
-        assert_whole(out)
+        assert_whole(out, first, second)
         assert entry_title(out) in ("FIRST", "SECOND")
     assert [p.name for p in out.parent.iterdir() if ".staging-" in p.name or ".old-" in p.name] == []
     assert not (out / ".site.lock").exists() and (out.parent / ".site.lock").exists()  # not deployed
@@ -105,7 +107,7 @@ def test_a_second_build_waits_for_the_first_then_builds_its_own_inputs(small_pro
     assert code == 0
     assert "waiting for another build into" in err
     assert entry_title(out) == "Waited"
-    assert_whole(out)
+    assert_whole(out, small_project)
 
 
 def test_a_build_that_cannot_get_the_lock_in_time_fails_clearly(small_project: Path):
@@ -148,7 +150,7 @@ def test_a_file_corrupted_by_hand_is_repaired(small_project: Path):
     entry.write_text(entry.read_text().replace("are empty torch.Size([0]) placeholders", "are EMPTY placeholders"))
     assert run_cli("--root", str(small_project), "build", "-q", timeout=TIMEOUT).returncode == 0
     assert b"are EMPTY placeholders" in page.read_bytes()
-    assert_whole(out)
+    assert_whole(out, small_project)
     # and --force rewrites a forged file whose inputs did not change at all
     css = next((out / "assets").glob("rootcause.*.css"))
     stat = css.stat()
@@ -156,7 +158,7 @@ def test_a_file_corrupted_by_hand_is_repaired(small_project: Path):
     os.utime(css, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     result = run_cli("--root", str(small_project), "build", "-q", "--force", timeout=TIMEOUT)
     assert result.returncode == 0 and ", 0 unchanged)" in result.stdout.decode()
-    assert_whole(out)
+    assert_whole(out, small_project)
 
 
 def test_leftovers_of_killed_builds_are_removed_when_their_process_is_gone(small_project: Path):
@@ -173,7 +175,7 @@ def test_leftovers_of_killed_builds_are_removed_when_their_process_is_gone(small
     assert run_cli("--root", str(small_project), "build", "-q", timeout=TIMEOUT).returncode == 0
     assert [p.exists() for p in leftovers] == [False, False]
     assert alive.is_dir() and other_output.is_dir()
-    assert_whole(small_project / "site")
+    assert_whole(small_project / "site", small_project)
 
 
 def test_the_writer_keeps_its_promises_in_process(tmp_path: Path):
