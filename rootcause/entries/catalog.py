@@ -60,6 +60,7 @@ class Catalog:
     entries: dict[str, LoadedEntry] = field(default_factory=dict)   # by id, sorted
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
+    checked: int = 0   # entry files parsed and checked by this load (not taken from a memo or the build cache)
 
     def signatures(self) -> list[CompiledSignature]:
         return [sig for loaded in self.entries.values() for sig in loaded.signatures]
@@ -288,6 +289,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             if todo:
                 timings.add_cpu("  of which YAML", CPU["load"] - before["load"],
                                 note=f"{len(todo)} entries not in the cache")
+    catalog.checked = len(todo)
     for path, result in fresh.items():
         if result[0] is not None and path in record_keys:
             result[0].source_key = record_keys[path]
@@ -320,7 +322,7 @@ def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, ve
     A file that cannot be read as a regular file has no key: `load_entry` reports it."""
     if store is None:
         return {}, {}, {}
-    from ..files import read_regular
+    from ..files import Refused, read_regular
     from ..located_yaml import MAX_FILE_BYTES
 
     config_key = hashlib.sha256(config.model_dump_json().encode()).hexdigest()
@@ -328,7 +330,7 @@ def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, ve
     for path in paths:
         try:
             raw = read_regular(path, MAX_FILE_BYTES)
-        except Exception:  # Refused, OSError: reported by load_entry
+        except (Refused, OSError):  # reported by load_entry
             continue
         shown = display_path(path, root)
         digest = hashlib.sha256(f"entry\0{version}\0{config_key}\0{shown}\0".encode("utf-8", "surrogateescape"))

@@ -39,6 +39,8 @@ class BuildResult:
     seconds: float
     up_to_date: bool = False
     out: Path | None = None
+    checked: int = 0       # entries parsed and checked (the rest came from the build cache or the memo)
+    rendered: int = 0      # pages rendered (the rest came from the build cache or the memo)
 
     def summary(self) -> str:
         if self.up_to_date:
@@ -146,15 +148,16 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         remove_leftovers(out)
         previous = None if force else read_manifest(out, root).get("files")
         with SiteWriter(out, previous=previous) as writer:
+            stats: dict = {}
             entries, pages = render_site(root, timings.part("write")(writer.add),
                                          progress=progress and sys.stderr.isatty(), memo=memo,
-                                         cache="write" if force else "use", timings=timings)
+                                         cache="write" if force else "use", timings=timings, stats=stats)
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
             write_manifest(out, root, manifest)
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
-                       time.perf_counter() - started, out=out)
+                       time.perf_counter() - started, out=out, **stats)
 
 
 def _up_to_date(root: Path, out: Path, fingerprint: str) -> bool:
@@ -248,7 +251,7 @@ def build_version() -> str:
 
 
 def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
-                timings=None) -> tuple[int, int]:
+                timings=None, stats: dict | None = None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready.
 
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
@@ -256,7 +259,8 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
 
     `cache`: "use" reads and writes the build cache in `.rootcause-cache/` (entries by the hash of
     their file, site.yml and the code's version; rendered pages by the hash of everything they
-    are made from), "write" only writes it (`--force`), "off" leaves it alone.
+    are made from), "write" only writes it (`--force`), "off" leaves it alone. `stats` gets the
+    number of entries checked and of pages rendered (not taken from a cache).
     """
     from ..cache import RecordStore
     from ..entries.project import open_project
@@ -351,6 +355,8 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         if cache != "off":
             entry_store.prune()
             page_store.prune()
+    if stats is not None:
+        stats.update(checked=catalog.checked, rendered=len(todo))
     return len(catalog.entries), len(pages)
 
 

@@ -1,0 +1,222 @@
+"""Issue 12: the persistent build cache in `.rootcause-cache/` never changes what a build writes.
+
+After each kind of edit, a build that uses the cache writes exactly the bytes of a cold build
+(`site_files`, which reads no cache) of the same input, and re-does only what the edit touches.
+A cache file that is damaged (flipped byte, cut short, bad JSON behind a good hash) or made by
+other code is rebuilt, never trusted. The deployed folder holds no build state.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+from rootcause.site import builder
+from rootcause.site.builder import build, site_files
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> Path:
+    """A copy of the bundled project (entries, content, healthy logs, study, and a theme folder
+    overriding one template), built once so that its cache is full."""
+    project = tmp_path_factory.mktemp("warm") / "project"
+    project.mkdir()
+    for name in ("entries", "content", "study"):
+        shutil.copytree(REPO / name, project / name)
+    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
+    (project / "site.yml").write_text((REPO / "site.yml").read_text(encoding="utf-8") + "theme: mytheme\n",
+                                      encoding="utf-8")
+    templates = project / "mytheme" / "templates"
+    templates.mkdir(parents=True)
+    from rootcause.site.render import theme_folder
+
+    shutil.copy(theme_folder() / "templates" / "page.html", templates / "page.html")
+    result = build(project, progress=False)
+    assert result.checked == result.entries and result.rendered == result.pages
+    return project
+
+
+@pytest.fixture
+def project(warm: Path, tmp_path: Path) -> Path:
+    """The warm project copied with its cache (the copy's output starts empty: its state is
+    keyed by the output's path)."""
+    copy = tmp_path / "project"
+    shutil.copytree(warm, copy, symlinks=True, ignore=shutil.ignore_patterns("site"))
+    return copy
+
+
+def rebuild_matches_cold(project: Path):
+    result = build(project, progress=False)
+    out = project / "site"
+    assert files_of(out) == site_files(project)
+    return result
+
+
+def entry(project: Path, entry_id: str) -> Path:
+    return project / "entries" / f"{entry_id}.yaml"
+
+
+def incoming(project: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for path in (project / "entries").glob("*.yaml"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip().startswith("- id: "):
+                target = line.split("- id: ", 1)[1].strip()
+                counts[target] = counts.get(target, 0) + 1
+    return counts
+
+
+def lonely_entry(project: Path) -> str:
+    """An entry no other entry links to."""
+    linked = incoming(project)
+    return next(p.stem for p in sorted((project / "entries").glob("*.yaml")) if p.stem not in linked)
+
+
+def test_an_unchanged_project_copied_with_its_cache_checks_and_renders_nothing(project: Path):
+    result = rebuild_matches_cold(project)
+    assert (result.checked, result.rendered) == (0, 0)
+    assert not (project / "site" / ".rootcause-build.json").exists()   # the state is in the cache
+    assert list((project / ".rootcause-cache").glob("build-state-*"))
+    again = project / "again"
+    build(project, out=again, progress=False, force=True)
+    assert files_of(again) == files_of(project / "site")
+
+
+def test_entry_text(project: Path):
+    target = entry(project, lonely_entry(project))
+    text = target.read_text(encoding="utf-8")
+    start = text.index("\ntitle: ") + len("\ntitle: ")
+    start += text[start] in "'\""     # inside a quoted title
+    target.write_text(text[:start] + "Edited " + text[start:], encoding="utf-8")
+    result = rebuild_matches_cold(project)
+    assert result.checked == 1
+    assert 1 <= result.rendered < result.pages // 2
+    assert b"Edited " in (project / "site" / "entries" / target.stem / "index.html").read_bytes()
+
+
+def test_entry_id_renamed(project: Path):
+    old = lonely_entry(project)
+    new = old + "-renamed"
+    text = entry(project, old).read_text(encoding="utf-8")
+    entry(project, new).write_text(text.replace(f"\nid: {old}\n", f"\nid: {new}\n", 1), encoding="utf-8")
+    entry(project, old).unlink()
+    result = rebuild_matches_cold(project)
+    assert result.checked == 1
+    assert result.rendered < result.pages // 2
+    assert (project / "site" / "entries" / new / "index.html").is_file()
+    assert not (project / "site" / "entries" / old).exists()
+
+
+def test_related_link_added(project: Path):
+    source, target = sorted(p.stem for p in (project / "entries").glob("*.yaml"))[:2]
+    path = entry(project, source)
+    text = path.read_text(encoding="utf-8")
+    assert f"- id: {target}\n" not in text
+    text = text.replace("\nrelated:\n", f"\nrelated:\n  - id: {target}\n    relation: see-also\n", 1)
+    path.write_text(text, encoding="utf-8")
+    result = rebuild_matches_cold(project)
+    assert result.checked == 1
+    assert 2 <= result.rendered < result.pages // 2     # the entry's page and the target's (its backlink)
+
+
+def test_site_yml(project: Path):
+    config = project / "site.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("\ntitle: rootcause\n", "\ntitle: rootcause edited\n", 1),
+                      encoding="utf-8")
+    result = rebuild_matches_cold(project)
+    assert result.checked == result.entries and result.rendered == result.pages
+
+
+def test_template(project: Path):
+    template = project / "mytheme" / "templates" / "page.html"
+    text = template.read_text(encoding="utf-8")
+    template.write_text(text.replace("{% endblock %}", "<p>edited template</p>{% endblock %}", 1), encoding="utf-8")
+    result = rebuild_matches_cold(project)
+    assert result.checked == 0
+    assert result.rendered == result.pages   # the stamp of every page holds the site's templates
+    assert b"<p>edited template</p>" in (project / "site" / "about" / "index.html").read_bytes()
+
+
+def test_content_page(project: Path):
+    page = project / "content" / "about.md"
+    page.write_text(page.read_text(encoding="utf-8") + "\nOne more sentence.\n", encoding="utf-8")
+    result = rebuild_matches_cold(project)
+    assert result.checked == 0
+    assert result.rendered <= 3      # the page itself (and nothing that does not show it)
+    assert b"One more sentence." in (project / "site" / "about" / "index.html").read_bytes()
+
+
+def test_deleted_entry(project: Path):
+    gone = lonely_entry(project)
+    entry(project, gone).unlink()
+    result = rebuild_matches_cold(project)
+    assert result.checked == 0
+    assert not (project / "site" / "entries" / gone).exists()
+
+
+def test_damaged_cache_files_are_rebuilt_not_trusted(project: Path):
+    cache = project / ".rootcause-cache"
+    records = sorted((cache / "build-entries").iterdir())
+    pages = sorted((cache / "build-pages").iterdir())
+    flipped = bytearray(records[0].read_bytes())
+    flipped[-5] ^= 0x20
+    records[0].write_bytes(bytes(flipped))
+    records[1].write_bytes(records[1].read_bytes()[:100])          # cut short
+    body = b'{"problems": [], "entry": {"id": 5}'                   # bad JSON behind a right hash
+    import hashlib
+    records[2].write_bytes(b"rootcause-record 1 " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    records[3].write_bytes(b"\x80\x04\x95 not a record at all")     # another format (a pickle's first bytes)
+    page = bytearray(pages[0].read_bytes())
+    page[-3] ^= 0x01
+    pages[0].write_bytes(bytes(page))
+    pages[1].write_bytes(b"")
+    for state in cache.glob("build-state-*"):
+        state.write_bytes(b"rootcause-cache 1\n{not json\n")
+    result = rebuild_matches_cold(project)
+    assert result.checked == 4
+    assert result.rendered >= 2
+    # rewritten whole: the next build takes everything from the cache
+    again = build(project, progress=False, force=False)
+    assert again.up_to_date or (again.checked, again.rendered) == (0, 0)
+
+
+def test_a_cache_from_another_code_version_is_not_used(project: Path, monkeypatch):
+    monkeypatch.setattr(builder, "build_version", lambda: "another version of the code")
+    result = rebuild_matches_cold(project)
+    assert result.checked == result.entries and result.rendered == result.pages
+    entries_now = {p.name for p in (project / ".rootcause-cache" / "build-entries").iterdir()}
+    assert len(entries_now) == result.entries    # the other version's records were pruned
+
+
+def test_timings_table(project: Path):
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "rootcause", "--root", str(project), "build", "-q", "--timings",
+                             "--force"], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0, result.stderr
+    rows = {}
+    for line in result.stderr.splitlines():
+        cells = line.split()
+        if len(cells) >= 4 and cells[0] in ("load", "validate", "cross-check", "render", "index", "write", "total"):
+            rows[cells[0]] = cells[1:4]
+    assert set(rows) == {"load", "validate", "cross-check", "render", "index", "write", "total"}
+    for name, (wall, cpu, peak) in rows.items():
+        assert float(wall) >= 0 and float(cpu) >= 0, name
+        if peak != "-":
+            assert float(peak) > 0
+    assert float(rows["total"][2]) > 10   # MB: the build's process tree holds at least the interpreter
+    assert sum(float(rows[n][0]) for n in rows if n != "total") <= float(rows["total"][0]) + 0.05
+    assert "built " in result.stdout
+    json.dumps(rows)
