@@ -175,8 +175,22 @@ def entry_record(result: tuple[LoadedEntry | None, list[Diagnostic]]) -> bytes:
         record.update(entry=loaded.entry.model_dump(mode="json"), path=loaded.path,
                       values=[[list(k), *v] for k, v in loaded.located.values.items()],
                       keys=[[list(k), *v] for k, v in loaded.located.keys.items()],
-                      weights=loaded.search_weights)
+                      weights=loaded.search_weights,
+                      compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless]] for sig in loaded.signatures])
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _step(compiled) -> list:
+    return [compiled.source, compiled.regex, compiled.anchor, compiled.literal_chars]
+
+
+def _compiled(step: list, source: str | None):
+    from ..matching.patterns import Compiled
+
+    if not (isinstance(step, list) and len(step) == 4 and step[0] == source and isinstance(step[1], str)
+            and isinstance(step[2], str) and type(step[3]) is int):
+        raise ValueError("compiled step does not match its pattern")
+    return Compiled(source=step[0], regex=step[1], anchor=step[2], literal_chars=step[3])
 
 
 def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
@@ -189,14 +203,27 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
                     for p in record["problems"]]
         if "entry" not in record:
             return None, problems
-        entry = Entry.model_validate(record["entry"], context={"config": config})
+        entry = Entry.model_validate(record["entry"], context={"config": config, "recorded": True})
         located = Located(None, {tuple(k): (int(line), int(col)) for k, line, col in record["values"]},
                           {tuple(k): (int(line), int(col)) for k, line, col in record["keys"]})
         weights = {str(t): float(w) for t, w in record["weights"].items()}
         path = str(record["path"])
+        compiled = record["compiled"]
+        if len(compiled) != len(entry.signatures):
+            raise ValueError("one compiled signature per signature")
+        signatures = []
+        for i, (sig, (steps, unless)) in enumerate(zip(entry.signatures, compiled)):
+            sources = [m.pattern if m.pattern is not None else m.regex for m in sig.lines] if sig.lines is not None \
+                else [sig.pattern if sig.pattern is not None else sig.regex]
+            if len(steps) != len(sources) or len(unless) != len(sig.unless):
+                raise ValueError("compiled steps do not match the signature")
+            signatures.append(CompiledSignature(
+                entry_id=entry.id, index=i, within=sig.within,
+                steps=tuple(_compiled(step, source) for step, source in zip(steps, sources)),
+                unless=tuple(_compiled(step, m.pattern if m.pattern is not None else m.regex)
+                             for step, m in zip(unless, sig.unless))))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"not an entry record: {exc}") from None
-    signatures = [compile_signature(entry.id, i, sig).release() for i, sig in enumerate(entry.signatures)]
     return LoadedEntry(entry, path, located, signatures, weights), problems
 
 

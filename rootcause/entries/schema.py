@@ -67,8 +67,8 @@ class Matcher(Strict):
 
     @field_validator("pattern")
     @classmethod
-    def _compile_pattern(cls, value: str | None) -> str | None:
-        if value is not None:
+    def _compile_pattern(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and not _recorded(info):
             try:
                 compile_pattern(value)
             except PatternError as exc:
@@ -77,8 +77,8 @@ class Matcher(Strict):
 
     @field_validator("regex")
     @classmethod
-    def _compile_regex(cls, value: str | None) -> str | None:
-        if value is not None:
+    def _compile_regex(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and not _recorded(info):
             try:
                 compile_regex(value)
             except PatternError as exc:
@@ -87,6 +87,13 @@ class Matcher(Strict):
 
     def compiled(self):
         return compile_pattern(self.pattern) if self.pattern is not None else compile_regex(self.regex)  # type: ignore[arg-type]
+
+
+def _recorded(info: ValidationInfo) -> bool:
+    """Validating an entry from the build cache's record (`catalog.from_record`): its patterns
+    compiled when the record was made, by the same code (the record's key holds the code's
+    version), and the record carries what they compiled to: they are not compiled again here."""
+    return bool(info.context) and bool(info.context.get("recorded"))
 
 
 def _example_from_text(value: Any) -> Any:
@@ -197,13 +204,13 @@ class Signature(Strict):
 
     @field_validator("pattern")
     @classmethod
-    def _compile_pattern(cls, value: str | None) -> str | None:
-        return Matcher._compile_pattern(value)
+    def _compile_pattern(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return Matcher._compile_pattern(value, info)
 
     @field_validator("regex")
     @classmethod
-    def _compile_regex(cls, value: str | None) -> str | None:
-        return Matcher._compile_regex(value)
+    def _compile_regex(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return Matcher._compile_regex(value, info)
 
     @property
     def example_logs(self) -> list[str]:
