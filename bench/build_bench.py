@@ -109,6 +109,9 @@ def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> di
         "full_s": median(r.seconds for r in full), "full_inner_s": median(inner_seconds(r.stdout) for r in full),
         "full_kb": median(r.peak_kb for r in full), "full_maxrss_kb": median(r.max_rss_kb for r in full),
         "full_tree_pss_kb": median(r.tree_pss_kb for r in full),
+        "full_cpu_s": median(r.cpu_seconds for r in full),
+        "nochange_cpu_s": median(r.cpu_seconds for r, _ in nochange),
+        "onechange_cpu_s": median(r.cpu_seconds for r, _ in onechange),
         "nochange_s": median(r.seconds for r, _ in nochange), "nochange_inner_s": median(s for _, s in nochange),
         "onechange_s": median(r.seconds for r, _ in onechange), "onechange_inner_s": median(s for _, s in onechange),
         "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "pages": len(sizes),
@@ -129,6 +132,7 @@ def bench_hugo(site: Path, out_root: Path, repeat: int) -> dict | None:
         print(f"  hugo full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
     sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
     return {"full_s": median(r.seconds for r in runs), "full_kb": median(r.peak_kb for r in runs),
+            "full_cpu_s": median(r.cpu_seconds for r in runs),
             "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "runs": repeat}
 
 
@@ -161,12 +165,16 @@ def report(n: int, rc: dict, hugo: dict | None, mk: dict | None, mk_note: str) -
     rows.append(["full build, wall", fmt_s(rc["full_s"]) + f" (in-process {fmt_s(rc['full_inner_s'])})",
                  fmt_s(hugo["full_s"]) if hugo else "—", fmt_s(mk["full_s"]) if mk else mk_note,
                  f"{t_ratio:.2f}×" if t_ratio else "—", "≤ 1.00× Hugo", verdict(t_ratio <= 1.0 if t_ratio else None)])
+    c_ratio = rc["full_cpu_s"] / hugo["full_cpu_s"] if hugo and hugo.get("full_cpu_s") else None
+    rows.append(["full build, CPU (user+system, process tree)", fmt_s(rc["full_cpu_s"]),
+                 fmt_s(hugo["full_cpu_s"]) if hugo else "—", "—",
+                 f"{c_ratio:.2f}×" if c_ratio else "—", "≤ 1.00× Hugo", verdict(c_ratio <= 1.0 if c_ratio else None)])
     rows.append(["full build, peak memory", fmt_mb(rc["full_kb"]) + f" (largest process {fmt_mb(rc['full_maxrss_kb'])}, tree PSS {fmt_mb(rc['full_tree_pss_kb'])})",
                  fmt_mb(hugo["full_kb"]) if hugo else "—", fmt_mb(mk["full_kb"]) if mk else mk_note,
                  f"{m_ratio:.2f}×" if m_ratio else "—", "≤ 0.25× Hugo", verdict(m_ratio <= 0.25 if m_ratio else None)])
-    rows.append(["rebuild, nothing changed", fmt_s(rc["nochange_s"]) + f" (in-process {fmt_s(rc['nochange_inner_s'])})",
+    rows.append(["rebuild, nothing changed", fmt_s(rc["nochange_s"]) + f" (in-process {fmt_s(rc['nochange_inner_s'])}, CPU {fmt_s(rc['nochange_cpu_s'])})",
                  "—", "—", "—", f"< {TARGET_REBUILD} s", verdict(rc["nochange_s"] < TARGET_REBUILD)])
-    rows.append(["rebuild, one entry changed", fmt_s(rc["onechange_s"]) + f" (in-process {fmt_s(rc['onechange_inner_s'])})",
+    rows.append(["rebuild, one entry changed", fmt_s(rc["onechange_s"]) + f" (in-process {fmt_s(rc['onechange_inner_s'])}, CPU {fmt_s(rc['onechange_cpu_s'])})",
                  "—", "—", "—", f"< {TARGET_REBUILD} s", verdict(rc["onechange_s"] < TARGET_REBUILD)])
     rows.append(["entry page, max / median", f"{rc['page_max_kb']:.1f} / {rc['page_median_kb']:.1f} KB",
                  f"{hugo['page_max_kb']:.1f} / {hugo['page_median_kb']:.1f} KB" if hugo else "—",
