@@ -163,7 +163,13 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
 def _up_to_date(root: Path, out: Path, fingerprint: str) -> bool:
     """The last build into `out` had these inputs, and its output is as that build left it."""
     manifest = read_manifest(out, root)
-    return manifest.get("inputs") == fingerprint and output_intact(out, manifest)
+    same_inputs = manifest.get("inputs") == fingerprint
+    intact = same_inputs and output_intact(out, manifest)
+    if not intact and os.environ.get("ROOTCAUSE_EXPLAIN_REBUILD"):
+        why = ("no build state for this output" if not manifest else
+               "an input changed" if not same_inputs else "the output changed since the last build")
+        _tell(f"rebuilding: {why}")
+    return intact
 
 
 def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
