@@ -174,7 +174,7 @@ def sources_of(catalog, search_files: dict | None = None):
     from ..text import plain
 
     infos = {}
-    for i, loaded in catalog.entries.items():
+    for i, loaded in catalog.matchable().items():   # as signatures.json: symptom entries match nothing
         e = loaded.entry
         persistent = Persistence(e.persistent.count, e.persistent.within) if e.persistent else None
         infos[i] = EntryInfo(i, e.title, plain(e.summary), f"entries/{i}/", plain(e.fix[0].step), e.role, persistent)

@@ -90,14 +90,14 @@ class Card:
     phase: str
     tags: tuple[str, ...]
     reviewed: str         # ISO date
-    signature: str        # the first signature as shown
+    signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
 
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
-                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
+                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step)
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
