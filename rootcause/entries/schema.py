@@ -376,7 +376,7 @@ class Entry(Strict):
         return value
 
     @model_validator(mode="after")
-    def _symptom_entries_say_what_to_measure(self) -> "Entry":
+    def _symptom_entries_say_what_to_measure(self) -> Entry:
         if self.role == "symptom":
             for name in ("symptoms", "confirm"):
                 if not getattr(self, name):

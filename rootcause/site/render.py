@@ -14,7 +14,6 @@ import posixpath
 import re
 import traceback
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path, PurePosixPath
 
 import jinja2
@@ -27,7 +26,7 @@ from ..entries.catalog import Catalog, LoadedEntry
 from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
-from ..files import Refused, read_regular
+from ..files import Refused, bundled_theme, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
 from .highlight import highlight, mark_matches
@@ -39,7 +38,7 @@ MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny",
 
 def theme_folder() -> Path:
     """The bundled theme (templates/ and assets/)."""
-    return Path(str(resources.files("rootcause.theme")))
+    return bundled_theme()
 
 
 def material_folder() -> Path:
