@@ -19,7 +19,7 @@ from conftest import REPO, SEED_ENTRY, make_project, run_cli
 from rootcause.site.builder import build
 from rootcause.errors import RootcauseError
 
-ENTRY_SECTIONS = ["quick-answer", "signatures", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
+ENTRY_SECTIONS = ["quick-answer", "signatures", "no-error", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
                   "prevention", "examples", "affected", "faq", "related", "references"]
 
 
@@ -44,8 +44,14 @@ def test_every_entry_has_a_page_with_its_sections_in_order(site: Path):
         tree = html(site / "entries" / entry_id / "index.html")
         sections = [node.attributes["id"] for node in tree.css("article section[id]")]
         assert sections == [s for s in ENTRY_SECTIONS if s in sections], entry_id
-        for required in ("quick-answer", "signatures", "root-cause", "fix", "faq"):
-            assert required in sections, (entry_id, required)
+        # a failure that prints no error (role: symptom) says so instead of listing signatures,
+        # and has no derived "what to search for in the logs" question
+        symptom = "\nrole: symptom" in (REPO / "entries" / f"{entry_id}.yaml").read_text(encoding="utf-8")
+        required = ("quick-answer", "no-error", "symptoms", "root-cause", "confirm", "fix") if symptom else \
+            ("quick-answer", "signatures", "root-cause", "fix", "faq")
+        for name in required:
+            assert name in sections, (entry_id, name)
+        assert ("signatures" in sections) != symptom, entry_id
 
 
 def test_seed_entry_page_shows_its_facts(site: Path):
