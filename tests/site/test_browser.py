@@ -996,7 +996,46 @@ def test_the_entries_index_filters_by_system_category_severity_and_phase(open_co
     assert page.locator(".rc-card:visible").count() == total
 
 
-def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_context, server):
+def test_the_entries_index_filters_by_system_and_phase_and_keeps_the_choice_in_the_address(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("entries/"))
+    cards = page.locator(".rc-card")
+    total = cards.count()
+    attrs = cards.evaluate_all("cs => cs.map(c => [c.dataset.system.split(' '), c.dataset.phase])")
+    expected = sum(1 for systems, phase in attrs if "pytorch" in systems and phase == "data-loading")
+    assert 0 < expected < total
+    # every control is labelled, reachable by keyboard and at least 24 px tall
+    for select in page.locator("form.rc-filter select").all():
+        assert select.evaluate("s => s.labels.length === 1 && s.labels[0].textContent.trim().length > 0")
+        assert select.bounding_box()["height"] >= 24
+    page.locator("form.rc-filter select[name=system]").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.name") == "category"
+    page.select_option("select[name=system]", "pytorch")
+    page.select_option("select[name=phase]", "data-loading")
+    visible = page.locator(".rc-card:visible")
+    assert visible.count() == expected
+    for systems, phase in visible.evaluate_all("cs => cs.map(c => [c.dataset.system.split(' '), c.dataset.phase])"):
+        assert "pytorch" in systems and phase == "data-loading"
+    assert page.locator(".rc-filter__count").inner_text() == f"{expected} of {total} entries"
+    assert "system=pytorch" in page.url and "phase=data-loading" in page.url
+    # the address is the filtered view: opened again, it shows the same entries
+    linked = context.new_page()
+    linked.goto(page.url)
+    assert linked.locator("select[name=phase]").input_value() == "data-loading"
+    assert linked.locator(".rc-card:visible").count() == expected
+    reset = linked.locator(".rc-filter__reset")
+    assert reset.is_visible() and reset.bounding_box()["height"] >= 24
+    reset.click()
+    assert linked.locator(".rc-card:visible").count() == total
+    assert "phase=" not in linked.url and reset.is_hidden()
+    # an unknown value in the address is ignored, not an empty list
+    linked.goto(server.url("entries/?system=nonesuch"))
+    assert linked.locator(".rc-card:visible").count() == total
+
+
+def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_context, server, tmp_path_factory):
     context, _recorder = open_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(server.url("entries/"))
@@ -1006,6 +1045,12 @@ def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_c
     # each entry once; every severity badge on an entry page points at an anchor that exists here
     ids = page.locator(".rc-card a.rc-card__title").evaluate_all("as => as.map(a => a.getAttribute('href'))")
     assert len(ids) == len(set(ids))
+    entries = [p for p in (fixture_site(tmp_path_factory) / "entries").iterdir() if (p / "index.html").is_file()]
+    assert len(ids) == len(entries)
+    # all of them, even when the address asks for a filtered view: without JS there is none
+    page.goto(server.url("entries/?system=pytorch&phase=data-loading"))
+    assert page.locator(".rc-card:visible").count() == len(ids)
+    page.goto(server.url("entries/"))
     page.goto(server.url(ENTRY))
     href = page.locator("a.rc-badge--severity").get_attribute("href")
     assert href.split("#")[1] in groups
@@ -1054,3 +1099,21 @@ def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(br
     # the only problems: the missing page itself and, at a domain root, the first try at the
     # configured sub-path's assets (the page then moves its links to "/")
     assert all("404" in p or "Failed to load resource" in p for p in recorder.problems), recorder.problems
+
+
+@pytest.mark.parametrize("path, part", [("systems/pytorch/", "table.rc-compare"), ("entries/", "form.rc-filter")])
+def test_the_hub_table_and_the_index_filters_fit_a_phone(open_context, server, path, part):
+    """At 390 px the hub's comparison table stacks its rows and the filters wrap: the document never
+    scrolls sideways."""
+    context, _recorder = open_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(server.url(path))
+    locator = page.locator(part)
+    assert locator.is_visible()
+    if part == "form.rc-filter":
+        page.select_option("select[name=system]", "pytorch")
+    box = locator.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    shot(page, f"phone-{path.strip('/').replace('/', '-')}.png")
