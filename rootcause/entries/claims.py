@@ -33,7 +33,6 @@ _CANONICAL_THREAD = re.compile(r"^(issues|pull|discussions)/([1-9][0-9]*)(?:#[\w
 _CANONICAL_OTHER = re.compile(r"^(?:commit/[0-9a-f]{7,40}|blob/[^?]+|tree/[^?]+|releases(?:/tag/[^?/]+)?|"
                               r"compare/[^?]+|wiki(?:/[^?]+)?|pull/[1-9][0-9]*/(?:files|commits)[^?]*)(?:#[\w.-]+)?$")
 _KIND_PATH = {"issue": ("issues", "discussions"), "pull-request": ("pull",)}
-#: words CITATION reads as a repository that are ordinary words before "#N"
 #: words before "#N" that say what it is, not where: "PR #1525" is any repository's pull request 1525
 _CITATION_WORDS = frozenset({"PR", "PRs", "pr", "issue", "issues", "Issue", "Issues", "pull", "Pull"})
 #: words before "#N" that make it no citation at all: "rank #3", "step #120", "GPU #1"

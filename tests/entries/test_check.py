@@ -135,3 +135,17 @@ def test_an_entry_written_twice_is_a_warning_that_names_the_other(tmp_path: Path
     assert ("entries/gpu-memory-exhausted.yaml:2:5: warning[W001]: reads like 'cuda-out-of-memory' "
             "(entries/cuda-out-of-memory.yaml): 100% of their search terms agree") in out, out
     assert "error[E035]" in out   # the copied examples also collide: that part is an error
+
+
+def test_which_hash_numbers_count_as_citations():
+    """A bare '#N' cites an issue, after a filler word or a bracket too; 'rank #3' or 'GPU #1' is no
+    citation, and a sentence's full stop is not part of a repository's name."""
+    from rootcause.entries.claims import _uncited
+
+    threads = [("deepspeedai", "DeepSpeed", "pull", 5)]
+    assert list(_uncited("see #1234 and (#596)", threads)) == ["#1234", "#596"]
+    assert list(_uncited("it re-raises. #2386 replaced it", threads)) == ["#2386"]
+    assert list(_uncited("rank #3 on GPU #1 at step #120", threads)) == []
+    assert list(_uncited("DeepSpeed #5 and PR #5 and (#5)", threads)) == []
+    assert list(_uncited("PR #6, issue #7, pytorch/torchtitan#3738", threads)) == ["PR #6", "issue #7",
+                                                                                 "pytorch/torchtitan#3738"]
