@@ -363,13 +363,13 @@ class Entry(Strict):
         if role == "symptom" and value:
             raise PydanticCustomError(
                 "role", "an entry with role: symptom has no signatures; this one lists {count}",
-                {"count": len(value), "code": "E049", "at": ("role",),
+                {"count": len(value), "code": "E053", "at": ("role",),
                  "hint": "a failure that prints a recognisable text is a cause, consequence or warning: set that "
                          "role, or remove the signatures"})
         if role != "symptom" and not value:
             raise PydanticCustomError(
                 "role", "an entry with role: {role} needs at least one signature",
-                {"role": role, "code": "E049", "at": ("role",),
+                {"role": role, "code": "E053", "at": ("role",),
                  "hint": "add the error text the failure prints under 'signatures'; if it prints none (slow "
                          "throughput, a loss that does not fall), set role: symptom and describe what to measure "
                          "under 'symptoms' and 'confirm'"})
@@ -383,7 +383,7 @@ class Entry(Strict):
                     raise PydanticCustomError(
                         "role", "an entry with role: symptom needs '{field}': without an error text, it is "
                         "recognised only by what is observed and measured",
-                        {"field": name, "code": "E049", "at": (name,), "fallback": ("role",),
+                        {"field": name, "code": "E053", "at": (name,), "fallback": ("role",),
                          "hint": "list what the reader observes (symptoms) and the commands that measure it "
                                  "(confirm)"})
         return self
@@ -426,7 +426,7 @@ def json_schema(config: SiteConfig | None = None) -> dict:
     for name in ("confirm", "fix", "related"):  # a plain string is accepted as shorthand
         item = props[name]["items"]
         props[name]["items"] = {"anyOf": [{"type": "string"}, item]}
-    # E049 for editors: a symptom entry has no signatures and says what to observe and measure;
+    # E053 for editors: a symptom entry has no signatures and says what to observe and measure;
     # every other role needs at least one signature
     schema["allOf"] = [{
         "if": {"properties": {"role": {"const": "symptom"}}, "required": ["role"]},

@@ -1,4 +1,4 @@
-"""Failures that print no error (`role: symptom`): entries without signatures, checked by E049,
+"""Failures that print no error (`role: symptom`): entries without signatures, checked by E053,
 shown as such on their page, found by search and never by diagnosis, and counted by the
 frequency study as covered."""
 
@@ -65,7 +65,7 @@ def test_a_symptom_entry_without_signatures_is_valid(tmp_path: Path):
     write(project, "slow-two-nodes", "symptom")
     code, out = check(project)
     assert code == 0, out
-    assert "E049" not in out
+    assert "E053" not in out
 
 
 def test_a_cause_without_signatures_is_refused_at_its_role(tmp_path: Path):
@@ -74,7 +74,7 @@ def test_a_cause_without_signatures_is_refused_at_its_role(tmp_path: Path):
     code, out = check(project)
     assert code == 1
     # no 'signatures' key: the error points at the role that requires them (line 8, column 7)
-    assert ("entries/slow-two-nodes.yaml:8:7: error[E049]: signatures: an entry with role: cause needs at "
+    assert ("entries/slow-two-nodes.yaml:8:7: error[E053]: signatures: an entry with role: cause needs at "
             "least one signature — add the error text the failure prints under 'signatures'; if it prints "
             "none (slow throughput, a loss that does not fall), set role: symptom") in out, out
 
@@ -84,7 +84,7 @@ def test_an_empty_signature_list_is_refused_where_it_is_written(tmp_path: Path):
     write(project, "slow-two-nodes", "consequence", signatures="signatures: []\n")
     code, out = check(project)
     assert code == 1
-    assert "entries/slow-two-nodes.yaml:9:13: error[E049]: signatures: an entry with role: consequence needs" in out, out
+    assert "entries/slow-two-nodes.yaml:9:13: error[E053]: signatures: an entry with role: consequence needs" in out, out
 
 
 def test_a_symptom_entry_with_signatures_is_refused(tmp_path: Path):
@@ -92,7 +92,7 @@ def test_a_symptom_entry_with_signatures_is_refused(tmp_path: Path):
     write(project, "slow-two-nodes", "symptom", signatures=SIGNATURE)
     code, out = check(project)
     assert code == 1
-    assert ("entries/slow-two-nodes.yaml:10:3: error[E049]: signatures: an entry with role: symptom has no "
+    assert ("entries/slow-two-nodes.yaml:10:3: error[E053]: signatures: an entry with role: symptom has no "
             "signatures; this one lists 1") in out, out
     # the same text as a cause is a valid entry
     write(project, "slow-two-nodes", "cause", signatures=SIGNATURE)
@@ -106,16 +106,16 @@ def test_a_symptom_entry_must_say_what_to_observe_and_measure(tmp_path: Path):
     write(project, "slow-two-nodes", "symptom", text=text[:start] + text[end:])
     code, out = check(project)
     assert code == 1
-    assert ("entries/slow-two-nodes.yaml:8:7: error[E049]: confirm: an entry with role: symptom needs 'confirm'"
+    assert ("entries/slow-two-nodes.yaml:8:7: error[E053]: confirm: an entry with role: symptom needs 'confirm'"
             in out), out
 
 
 def test_e049_is_documented_and_in_the_editor_schema():
     from rootcause.errors import CODES
 
-    assert "E049" in CODES
+    assert "E053" in CODES
     docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
-    assert "| E049 |" in docs and "role: symptom" in docs
+    assert "| E053 |" in docs and "role: symptom" in docs
     schema = json.loads((REPO / "entry.schema.json").read_text(encoding="utf-8"))
     assert "symptom" in schema["properties"]["role"]["enum"]
     rule = schema["allOf"][0]
@@ -142,7 +142,7 @@ def test_new_symptom_scaffolds_an_entry_without_signatures(tmp_path: Path):
     text = (project / "entries" / "slow-thing.yaml").read_text(encoding="utf-8")
     assert "role: symptom" in text and "\nsignatures:" not in text and "\nconfirm:" in text
     out = check(project)[1]
-    assert "E013" in out and "E049" not in out and "E011" not in out   # only the TODO vocabulary ids remain
+    assert "E013" in out and "E053" not in out and "E011" not in out   # only the TODO vocabulary ids remain
     assert run_cli("--root", str(project), "new", "x", "--symptom", "--from-log", "a.log").returncode == 2
 
 
@@ -193,9 +193,10 @@ def test_a_symptom_entry_page_says_it_prints_no_error(site: Path):
     assert page.stat().st_size < 30 * 1024
     # the system hub's comparison table says so instead of showing a signature
     hub = HTMLParser((site / "systems" / "nccl" / "index.html").read_text(encoding="utf-8"))
-    row = next(tr for tr in hub.css(".rc-compare tbody tr")
-               if tr.css_first("a").attributes["href"].endswith("distributed-training-slow-throughput/"))
-    assert row.css("td")[3].text() == "prints no error"
+    row = next(tr for tr in hub.css(".rc-compare tbody tr")   # the phase rows hold no link
+               if tr.css_first("a") is not None
+               and tr.css_first("a").attributes["href"].endswith("distributed-training-slow-throughput/"))
+    assert row.css("td")[1].text() == "prints no error"   # severity, signature, first fix step
 
 
 def test_symptom_entries_are_searchable_but_not_in_the_signature_file(site: Path):
