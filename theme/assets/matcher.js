@@ -447,7 +447,22 @@
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
-  function explain(model, matches, consequenceEntries) {
+  // incident._just_before: the closest match before a cut-short traceback, not of a warning
+  function justBefore(failure, byStream, warningEntries) {
+    var best = null, bestLine = failure.start - MESSAGE_LINES - 1;
+    byStream.forEach(function (found, stream) {
+      if (!fits(stream, failure.stream)) return;
+      found.forEach(function (m) {
+        if (warningEntries.has(m.sig.entry)) return;
+        var line = null;
+        m.lines.forEach(function (n) { if (n < failure.start && (line === null || n > line)) line = n; });
+        if (line !== null && line > bestLine) { best = m; bestLine = line; }
+      });
+    });
+    return best;
+  }
+
+  function explain(model, matches, consequenceEntries, warningEntries) {
     var byStream = new Map();
     matches.forEach(function (m) { if (!byStream.has(m.stream)) byStream.set(m.stream, []); byStream.get(m.stream).push(m); });
     model.failures.forEach(function (failure) {
@@ -458,6 +473,7 @@
           if (m.lines.some(function (n) { return failure.start <= n && n <= end; })) best = best || m;
         });
       });
+      if (!best && failure.text === INCOMPLETE_TRACEBACK) best = justBefore(failure, byStream, warningEntries);
       if (best) failure.explainedBy = best.sig.entry;
       else if (failure.kind !== "signal" && CONSEQUENCE_HINTS.test(failure.text)) failure.consequence = true;
     });
@@ -693,7 +709,9 @@
     model.finish();
     var consequenceEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "consequence"; })
       .map(function (f) { return f.entry; }));
-    explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries);
+    var warningEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "warning"; })
+      .map(function (f) { return f.entry; }));
+    explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries, warningEntries);
     var causes = [], consequences = [], notes = [];
     findings.forEach(function (f) {
       var info = infos[f.entry];
