@@ -321,3 +321,18 @@ def test_the_frequency_tables_are_styled_and_fit_a_phone(new_page, own_server):
             assert style["header"] not in ("rgba(0, 0, 0, 0)", "transparent") and min(style["padding"]) > 0, (path, style)
     goto(page, own_server.url("frequency/"))
     assert page.locator("table.rc-frequency td.rc-num").first.evaluate("t => getComputedStyle(t).textAlign") == "right"
+
+
+@pytest.mark.parametrize("where", ["search page", "home"])
+def test_no_axe_violation_while_a_result_is_chosen_with_the_arrow_keys(new_page, server, where):
+    """The search page's and the home page's results are a plain list of links under the box (no
+    listbox): moving through them with the arrow keys marks one without listbox-only attributes."""
+    page = new_page(server.origin, "light")
+    box = "#rc-page-q" if where == "search page" else "#rc-home-q"
+    goto(page, server.url("search/" if where == "search page" else ""))
+    page.locator(box).fill("out of memory")
+    page.locator(".rc-page-results .rc-result").first.wait_for()
+    page.locator(box).press("ArrowDown")
+    page.locator(box).press("ArrowDown")
+    assert page.locator(".rc-page-results .rc-result.rc-active").count() == 1
+    assert_no_violations(page, f"{where} with a result chosen")

@@ -113,7 +113,10 @@
       var list = items();
       if (!list.length) return;
       active = (n + list.length) % list.length;
-      list.forEach(function (el, i) { el.setAttribute("aria-selected", i === active ? "true" : "false"); });
+      list.forEach(function (el, i) {
+        el.classList.toggle("rc-active", i === active);
+        if (options.dropdown) el.setAttribute("aria-selected", i === active ? "true" : "false");  // options only
+      });
       input.setAttribute("aria-activedescendant", list[active].id);
       list[active].scrollIntoView({ block: "nearest" });
     }
