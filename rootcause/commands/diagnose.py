@@ -367,7 +367,7 @@ def print_text(data: dict, base: str, file=None) -> None:
     for number, result in enumerate(data["results"], 1):
         console.print()
         console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({escape(result['entry'])}; "
-                      f"{ROLE_LABEL[result['role']]}; match {escape(result['confidence_text'].split(':')[0])})[/dim]")
+                      f"{ROLE_LABEL[result['role']]}; {escape(result['confidence_text'])})[/dim]")
         console.print(f"   {escape(result['summary'])}")
         shown = result["lines"] if result["role"] == "cause" else result["lines"][:CONSEQUENCE_LINES_SHOWN]
         for line in shown:

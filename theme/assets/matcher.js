@@ -1116,10 +1116,19 @@
 
   // -- the report (ranking.report_json), field for field (bytes_scanned and "possible" aside) ------
   var CONFIDENCE_WORDS = {
-    high: "strong: the full error text matched, with its context or several of the entry's messages",
-    medium: "good: a specific error message matched",
-    low: "weak: only a short or generic message matched"
+    high: "Strong match: the log prints this entry's own error message",
+    medium: "Likely: a specific message of this entry matched",
+    low: "Weak: only a short or generic line matched"
   };
+  var CONSEQUENCE_WORDS = "A result of the failure above, not a second cause";
+
+  // ranking._steady: below the first failure, a consequence carries no strength of its own
+  function steady(results, status) {
+    if (status !== "consequences" || results.some(function (r) { return r.role === "cause"; })) {
+      results.forEach(function (r) { if (r.role === "consequence") r.confidence_text = CONSEQUENCE_WORDS; });
+    }
+    return results;
+  }
 
   function entryJson(f, scan, infos, limits) {
     var info = infos[f.entry];
@@ -1215,7 +1224,7 @@
       lines_scanned: scan.linesScanned,
       status: incident.status,
       headline: headline(incident, infos),
-      results: incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }),
+      results: steady(incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }), incident.status),
       first_failure: incident.first,
       unknown: incident.unknown.slice(0, top).map(failureJson),
       notes: incident.notes.map(function (f) { return entryJson(f, scan, infos, limits); }),
