@@ -111,12 +111,12 @@
   // the diagnose page asks the same index for entries related to an unexplained error
   window.RootcauseSite = { searchIndex: index };
 
-  function resultItem(hit, idPrefix, n) {
+  function resultItem(hit, idPrefix, n, inListbox) {
     var a = document.createElement("a");
     a.href = rootPath + "entries/" + hit.id + "/";
     a.className = "rc-result";
     a.id = idPrefix + n;
-    a.setAttribute("role", "option");
+    if (inListbox) a.setAttribute("role", "option");  // only inside a listbox (the header's dropdown)
     var title = document.createElement("span");
     title.className = "rc-result__title";
     title.textContent = hit.title;
@@ -136,7 +136,10 @@
       var list = items();
       if (!list.length) return;
       active = (n + list.length) % list.length;
-      list.forEach(function (el, i) { el.setAttribute("aria-selected", i === active ? "true" : "false"); });
+      list.forEach(function (el, i) {
+        el.classList.toggle("rc-active", i === active);
+        if (options.dropdown) el.setAttribute("aria-selected", i === active ? "true" : "false");  // options only
+      });
       input.setAttribute("aria-activedescendant", list[active].id);
       list[active].scrollIntoView({ block: "nearest" });
     }
@@ -156,13 +159,15 @@
         if (mine !== serial) return;  // a newer keystroke won
         results.textContent = "";
         active = -1;
+        input.removeAttribute("aria-activedescendant");  // the old options are gone
         if (!hits.length) {
           var none = document.createElement("p");
           none.className = "rc-result--none";
+          if (options.dropdown) { none.setAttribute("role", "option"); none.setAttribute("aria-disabled", "true"); }  // a listbox holds options only
           none.textContent = "No entry matches. Try fewer words, or paste the whole log into Diagnose.";
           results.appendChild(none);
         }
-        hits.forEach(function (hit, n) { results.appendChild(resultItem(hit, input.id + "-r", n)); });
+        hits.forEach(function (hit, n) { results.appendChild(resultItem(hit, input.id + "-r", n, options.dropdown)); });
         if (options.more && hits.length === limit) {
           // each page of results costs the entries' summaries: fetch more only when asked
           var more = document.createElement("button");
