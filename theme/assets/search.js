@@ -225,7 +225,68 @@
     });
   };
 
-  var api = { tokens: tokens, terms: terms, nameKey: nameKey, Index: Index };
+  // -- showing a hit -----------------------------------------------------------------------------
+  // What a results list marks: the query's tokens, and the word being typed as a prefix.
+  function queryTerms(text, prefix) {
+    var found = tokens(text);
+    var last = prefix && /[A-Za-z0-9_]$/.test(text) && found.length ? found[found.length - 1] : null;
+    return { tokens: new Set(found), prefix: last };
+  }
+
+  var CODE_SPAN = /(`+)([\s\S]+?)\1/g;
+  var EMPHASIS = /(\*\*|\*)(?=\S)([\s\S]+?)\1|\[([^\]]*)\]\([^)]*\)/g;
+
+  // Inline Markdown of a title as pieces [text, code]: code spans are kept as code, emphasis and
+  // links lose their marks (as rootcause.text.plain), so no backtick or asterisk is shown.
+  function inline(text) {
+    var out = [], last = 0, m;
+    text = String(text);
+    function prose(part) {
+      part = part.replace(EMPHASIS, function (all, mark, body, link) { return link !== undefined ? link : body; });
+      if (part) out.push([part, false]);
+    }
+    CODE_SPAN.lastIndex = 0;
+    while ((m = CODE_SPAN.exec(text)) !== null) {
+      prose(text.slice(last, m.index));
+      out.push([m[2].trim(), true]);
+      last = m.index + m[0].length;
+    }
+    prose(text.slice(last));
+    return out;
+  }
+
+  // Pieces {text, code, mark} of a title (markdown) or summary: the words whose tokens the query
+  // has are marked. Rendered with text nodes only (site.js), so nothing here is parsed as HTML.
+  function pieces(text, terms, markdown) {
+    var out = [];
+    function push(piece, code, mark) {
+      var prev = out[out.length - 1];
+      if (prev && prev.code === code && prev.mark === mark) prev.text += piece;
+      else if (piece) out.push({ text: piece, code: code, mark: mark });
+    }
+    function hit(word) {
+      var found = tokens(word);
+      for (var i = 0; i < found.length; i++) {
+        if (terms.tokens.has(found[i])) return true;
+        if (terms.prefix && terms.prefix.length >= 2 && found[i].lastIndexOf(terms.prefix, 0) === 0) return true;
+      }
+      return false;
+    }
+    (markdown ? inline(text) : [[String(text), false]]).forEach(function (part) {
+      var str = part[0], code = part[1], last = 0, m;
+      var word = /[A-Za-z0-9_]+(?:-[0-9]{1,3}(?![0-9A-Za-z]))?/g;
+      while ((m = word.exec(str)) !== null) {
+        push(str.slice(last, m.index), code, false);
+        push(m[0], code, hit(m[0]));
+        last = m.index + m[0].length;
+      }
+      push(str.slice(last), code, false);
+    });
+    return out;
+  }
+
+  var api = { tokens: tokens, terms: terms, nameKey: nameKey, queryTerms: queryTerms, inline: inline, pieces: pieces,
+              Index: Index };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseSearch = api;
 })(typeof self !== "undefined" ? self : this);
