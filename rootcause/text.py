@@ -102,10 +102,11 @@ NAME_TOKENS = 8  # a name (an alias, a short query) has at most this many tokens
 
 def name_key(text: str) -> str | None:
     """The search term of a whole short name: "~" and its distinct tokens, read without case and
-    sorted, joined by "+": "ZeRO-3", "zero-3" and "zero3" all give "~3+zero+zero3", and "NCCL
-    segfault" and "segfault in NCCL" both "~nccl+segfault". An entry's aliases are indexed under it, and a query that is exactly an
+    sorted, joined by "+", an identifier by its parts: "ZeRO-3", "zero_3" and "zero3" all give
+    "~3+zero+zero3", "NCCL segfault" and "segfault in NCCL" both "~nccl+segfault", "state_dict"
+    and "state dict" both "~dict+state". An entry's aliases are indexed under it, and a query that is exactly an
     alias finds its entry first. None for text of more than NAME_TOKENS tokens, or none."""
-    found = sorted(set(tokens(text.lower())))
+    found = sorted({t for t in tokens(text.lower()) if "_" not in t})  # an identifier counts by its parts
     return "~" + "+".join(found) if 0 < len(found) <= NAME_TOKENS else None
 
 

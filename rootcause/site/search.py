@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 #: results scoring below this fraction of the best one are not shown: a query's tail of entries
 #: that share one common word with it is noise, not a longer answer
-RELEVANCE_CUTOFF = 0.2
+RELEVANCE_CUTOFF = 0.25
 MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
 SHARD_SPLIT_BYTES = 24 * 1024
 DOCS_PER_SHARD = 10

@@ -66,7 +66,9 @@
   // The term of a whole short name, as rootcause.text.name_key: "~" + its tokens read without case.
   var NAME_TOKENS = 8;
   function nameKey(text, stopwords) {
-    var found = Array.from(new Set(tokens(String(text).toLowerCase(), stopwords))).sort();
+    var found = Array.from(new Set(tokens(String(text).toLowerCase(), stopwords).filter(function (t) {
+      return t.indexOf("_") < 0;  // an identifier counts by its parts
+    }))).sort();
     return found.length > 0 && found.length <= NAME_TOKENS ? "~" + found.join("+") : null;
   }
 
@@ -255,14 +257,15 @@
     return out;
   }
 
-  // Pieces {text, code, mark} of a title (markdown) or summary: the words whose tokens the query
+  // Pieces {text, code, mark, span} of a title (markdown) or summary: the words whose tokens the query
   // has are marked. Rendered with text nodes only (site.js), so nothing here is parsed as HTML.
   function pieces(text, terms, markdown) {
     var out = [];
+    var span = 0;  // which code span a piece belongs to (one <code> each)
     function push(piece, code, mark) {
       var prev = out[out.length - 1];
-      if (prev && prev.code === code && prev.mark === mark) prev.text += piece;
-      else if (piece) out.push({ text: piece, code: code, mark: mark });
+      if (prev && prev.code === code && prev.mark === mark && prev.span === span) prev.text += piece;
+      else if (piece) out.push({ text: piece, code: code, mark: mark, span: span });
     }
     function hit(word) {
       var found = tokens(word);
@@ -274,6 +277,7 @@
     }
     (markdown ? inline(text) : [[String(text), false]]).forEach(function (part) {
       var str = part[0], code = part[1], last = 0, m;
+      span++;
       var word = /[A-Za-z0-9_]+(?:-[0-9]{1,3}(?![0-9A-Za-z]))?/g;
       while ((m = word.exec(str)) !== null) {
         push(str.slice(last, m.index), code, false);

@@ -91,11 +91,17 @@
   // Text with the query's words in <mark> and code spans in <code>, from text nodes only: a
   // title or summary is never parsed as HTML.
   function fill(parent, pieces) {
+    var code = null, span = -1;
     pieces.forEach(function (piece) {
       var node = document.createTextNode(piece.text);
       if (piece.mark) { var mark = document.createElement("mark"); mark.appendChild(node); node = mark; }
-      if (piece.code) { var code = document.createElement("code"); code.appendChild(node); node = code; }
-      parent.appendChild(node);
+      if (!piece.code) { code = null; parent.appendChild(node); return; }
+      if (!code || span !== piece.span) {  // one <code> per code span, holding its marks
+        code = document.createElement("code");
+        span = piece.span;
+        parent.appendChild(code);
+      }
+      code.appendChild(node);
     });
   }
 
