@@ -164,11 +164,21 @@ _WHITE = re.compile(r"[ \t\n\r\f\v]+")
 
 def query_words(text: str, kept: set[str]) -> list[set[str]]:
     """The query's words (split at white space) that have a kept token, each as its set of
-    tokens. An entry's score is scaled by the square of the share of words it matches, so that
-    "ZeRO-3 checkpoint empty" ranks the entry with all three words above those matching "ZeRO-3"
-    many times. As search.js's queryWords."""
+    tokens. An entry's score is scaled by the square of the share of the words it matches, each
+    word weighted by its rarest token's idf squared (`word_weights`): "ZeRO-3 checkpoint empty" ranks the
+    entry with all three words above those matching "ZeRO-3" many times, and a pasted line's one
+    rare identifier outweighs its common words. As search.js's queryWords."""
     words = [set(tokens(chunk)) & kept for chunk in _WHITE.split(text)]
     return [w for w in words if w]
+
+
+def word_weights(words: list[set[str]], df: dict[str, int], n: int) -> list[float]:
+    """Each query word's weight: the square of the idf, log(1 + n/df) rounded to 3 decimals, of its
+    rarest token found in the index (0 when none is): a pasted line's one identifier that only its
+    entry has outweighs the template words a thousand entries share. As search.js's wordWeights."""
+    idf = [max((math.floor(math.log(1 + n / df[t]) * 1000 + 0.5) / 1000 for t in sorted(w) if df.get(t)),
+               default=0.0) for w in words]
+    return [x * x for x in idf]
 
 
 class SearchIndex:
@@ -218,14 +228,19 @@ class SearchIndex:
         scores: dict[int, float] = defaultdict(float)
         matched: dict[int, int] = defaultdict(int)
         covered: dict[int, set[int]] = defaultdict(set)
+        df: dict[str, int] = {}
         for token in unique:
             postings = self._shard(token).get(token, [])
+            df[token] = len(postings) // 2
             reach = range(len(words)) if token == name else [i for i, w in enumerate(words) if token in w]
             for i in range(0, len(postings) - 1, 2):
                 scores[postings[i]] += postings[i + 1]
                 matched[postings[i]] += 1
                 covered[postings[i]].update(reach)
-        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique)) * (len(covered[doc]) / len(words)) ** 2)
+        weights = word_weights(words, df, self.manifest["entries"])
+        total = sum(weights) or 1.0
+        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))
+                          * (sum(weights[i] for i in sorted(covered[doc])) / total) ** 2)
                          for doc, score in scores.items()), key=lambda p: (-p[1], p[0]))
         cutoff = self.manifest.get("cutoff", 0) * ranked[0][1] if ranked else 0
         ranked = [r for r in ranked if r[1] >= cutoff][:limit]

@@ -84,6 +84,20 @@
     return out;
   }
 
+  // Each word's weight: the square of the rounded idf of its rarest token found
+  // (rootcause.site.search.word_weights).
+  function wordWeights(words, df, n) {
+    return words.map(function (w) {
+      var best = 0, found = false;
+      Array.from(w).sort().forEach(function (t) {
+        if (!df[t]) return;
+        var idf = Math.floor(Math.log(1 + n / df[t]) * 1000 + 0.5) / 1000;
+        if (!found || idf > best) { best = idf; found = true; }
+      });
+      return best * best;
+    });
+  }
+
   // Tokens plus neighbouring pairs, as rootcause.text.terms.
   function terms(text, stopwords) {
     var found = tokens(text, stopwords);
@@ -171,6 +185,7 @@
         var scores = new Map();
         var matched = new Map();
         var covered = new Map();
+        var df = Object.create(null);
         unique.forEach(function (token) {
           var key = self.shardKey(manifest, token);
           if (!key) return;
@@ -190,6 +205,7 @@
             });
           }
           var seen = new Set();
+          df[token] = 0;
           lists.forEach(function (pair) {
             var postings = pair[0], weight = pair[1];  // flat: doc, score, doc, score, ...
             for (var i = 0; i + 1 < postings.length; i += 2) {
@@ -203,9 +219,13 @@
               }
             }
           });
+          df[token] = seen.size;
         });
+        var weights = wordWeights(words, df, manifest.entries);
+        var total = weights.reduce(function (a, b) { return a + b; }, 0) || 1;
         var ranked = Array.from(scores.keys()).map(function (doc) {
-          var share = covered.get(doc).size / words.length;
+          var share = Array.from(covered.get(doc)).sort(function (a, b) { return a - b; })
+            .reduce(function (sum, i) { return sum + weights[i]; }, 0) / total;
           return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share];
         });
         ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
