@@ -54,7 +54,7 @@ CODES: dict[str, str] = {
     "E046": "a row of the frequency study is malformed",
     "E047": "a GitHub reference address is not canonical, or not of the kind the reference claims",
     "E048": "a reference is listed twice",
-    "E049": "an alias is empty, too long, more than one line, without a searchable word, or a repeat",
+    "E054": "an alias is empty, too long, more than one line, without a searchable word, or a repeat",
     "E050": "output folder is unsafe",
     "W001": "two entries read alike: possibly one failure written twice",
     "W002": "a version number in the prose is not tied to any reference or affected range",

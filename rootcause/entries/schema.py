@@ -310,17 +310,17 @@ def _check_alias(value: str) -> str:
     hint = ("an alias is a short name readers type for this failure, e.g. 'OOM', 'ZeRO-3', 'EADDRINUSE', "
             "'NCCL timeout'")
     if "\n" in value or "\r" in value or not value.strip():
-        raise PydanticCustomError("alias", "an alias must be one non-empty line", {"code": "E049", "hint": hint})
+        raise PydanticCustomError("alias", "an alias must be one non-empty line", {"code": "E054", "hint": hint})
     if len(value) > ALIAS_CHARS:
         raise PydanticCustomError("alias", "an alias of {length} characters is too long (at most {most})",
-                                  {"length": len(value), "most": ALIAS_CHARS, "code": "E049", "hint": hint})
+                                  {"length": len(value), "most": ALIAS_CHARS, "code": "E054", "hint": hint})
     found = set(tokens(value.lower()))
     if not found:
         raise PydanticCustomError("alias", "alias '{alias}' has no searchable word (only stop words, punctuation or "
-                                  "long numbers)", {"alias": value, "code": "E049", "hint": hint})
+                                  "long numbers)", {"alias": value, "code": "E054", "hint": hint})
     if len(found) > NAME_TOKENS:
         raise PydanticCustomError("alias", "alias '{alias}' has {count} search words; a name has at most {most}",
-                                  {"alias": value, "count": len(found), "most": NAME_TOKENS, "code": "E049",
+                                  {"alias": value, "count": len(found), "most": NAME_TOKENS, "code": "E054",
                                    "hint": hint})
     return value
 
@@ -379,7 +379,7 @@ class Entry(Strict):
             key = name_key(alias)
             if key in seen:
                 raise PydanticCustomError("alias", "aliases '{first}' and '{second}' are searched as the same words",
-                                          {"first": seen[key], "second": alias, "code": "E049",
+                                          {"first": seen[key], "second": alias, "code": "E054",
                                            "hint": "keep one of them: case, hyphens and plurals do not matter to "
                                                    "search"})
             seen[key] = alias

@@ -83,7 +83,7 @@ def test_a_bad_alias_is_a_positioned_error(small_project: Path):
     entry.write_text(text, encoding="utf-8")
     result = run_cli("--root", str(small_project), "check", timeout=60)
     assert result.returncode == 1
-    lines = [line for line in result.stdout.decode().splitlines() if "E049" in line]
+    lines = [line for line in result.stdout.decode().splitlines() if "E054" in line]
     line_no = text.splitlines().index(next(l for l in text.splitlines() if l.startswith("aliases:"))) + 1
     assert len(lines) == 2, lines
     assert all(line.startswith(f"entries/{SEED_ENTRY.name}:{line_no}:") for line in lines), lines
@@ -92,7 +92,7 @@ def test_a_bad_alias_is_a_positioned_error(small_project: Path):
     entry.write_text(re.sub(r"(?m)^aliases: .*$", 'aliases: ["ZeRO-3", "zero_3"]', text), encoding="utf-8")
     result = run_cli("--root", str(small_project), "check", timeout=60)
     assert result.returncode == 1
-    assert "error[E049]: aliases: aliases 'ZeRO-3' and 'zero_3' are searched as the same words" in result.stdout.decode()
+    assert "error[E054]: aliases: aliases 'ZeRO-3' and 'zero_3' are searched as the same words" in result.stdout.decode()
 
 
 def test_aliases_are_in_the_schema_and_on_the_entry_page():
