@@ -21,6 +21,13 @@ def document_fields(loaded) -> dict[str, str]:
     signature_text = " ".join(sig.pattern or "" for sig in entry.signatures)
     signature_text += " " + " ".join(step.pattern or "" for sig in entry.signatures for step in sig.lines or [])
     signature_text += " " + " ".join(step.anchor for sig in loaded.signatures for step in sig.steps)
+    examples = " ".join(ex for sig in entry.signatures for ex in sig.example_logs)
+    symptoms = " ".join(plain(s.observed) for s in entry.symptoms)
+    if not entry.signatures:
+        # a failure that prints no error (role: symptom) is searched for by what is seen and
+        # measured: its symptoms weigh as a signature would, its confirm steps as example logs
+        signature_text, symptoms = symptoms, ""
+        examples = " ".join(plain(step.step) + " " + (step.command or "") for step in entry.confirm)
     return {
         "title": entry.title,
         "aliases": "\n".join(entry.aliases),  # one per line: pairs are made within an alias only
@@ -28,8 +35,8 @@ def document_fields(loaded) -> dict[str, str]:
         "tags": " ".join(entry.tags) + " " + entry.category,
         "systems": " ".join(entry.systems),
         "summary": plain(entry.summary),
-        "symptoms": " ".join(plain(s.observed) for s in entry.symptoms),
-        "examples": " ".join(ex for sig in entry.signatures for ex in sig.example_logs)[:EXAMPLE_CHARS],
+        "symptoms": symptoms,
+        "examples": examples[:EXAMPLE_CHARS],
     }
 
 

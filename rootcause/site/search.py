@@ -134,7 +134,7 @@ def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
 def build_signature_file(catalog: Catalog) -> bytes:
     """Everything the browser's matcher needs: line rules, compiled signatures, entry summaries."""
     entries = {}
-    for entry_id, loaded in catalog.entries.items():
+    for entry_id, loaded in catalog.matchable().items():   # a symptom entry has nothing to match
         e = loaded.entry
         entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step), e.role,
                              [e.persistent.count, e.persistent.within] if e.persistent else None]

@@ -94,6 +94,14 @@ def cascade(newline: str = "\n") -> str:
     return newline.join(lines) + newline
 
 
+ASSERT_LINE = ("/opt/pytorch/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [37,0,0], "
+               "thread: [92,0,0] Assertion `srcIndex < srcSelectDimSize` failed.")
+UNUSED_WARNING = ("[rank0]: [W1201 10:00:00 reducer.cpp:1400] Warning: find_unused_parameters=True was specified in DDP "
+                  "constructor, but did not find any unused parameters in the forward pass.")
+CUT_TRACEBACK = ["[rank0]: Traceback (most recent call last):",
+                 '[rank0]:   File "/workspace/train.py", line 154, in <module>', "[rank0]:     loss = step(batch)"]
+
+
 def join(*lines: str) -> str:
     return "\n".join(lines) + "\n"
 
@@ -146,6 +154,11 @@ LOGS: dict[str, str] = {
                                 "[rank5]: " + DATALOADER, *sigkill_block(pid=4242)),
     "everything-at-once": cascade() + join(*sigkill_block("[rank5]:"), size_mismatch("lm_head.weight"),
                                            BUS_ERROR, DATALOADER, DATALOADER),
+    # a traceback cut before its exception line: the cause matched just before it explains it,
+    # a warning does not, nor does a cause more than MESSAGE_LINES (12) lines before it
+    "cut-traceback-after-assert": join(*[ASSERT_LINE] * 3, *CUT_TRACEBACK),
+    "cut-traceback-after-warning": join(UNUSED_WARNING, *CUT_TRACEBACK),
+    "cut-traceback-far-after": join(ASSERT_LINE, *["[rank0]: step 7"] * 12, *CUT_TRACEBACK),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",

@@ -43,14 +43,17 @@
     });
   });
 
-  // -- the entries index: filter by system, category, severity and phase (a plain list without JS)
+  // -- the entries index: filter by system, category, severity and phase (a plain list without JS).
+  // The choice is kept in the address (?system=pytorch&phase=launch), so a filtered view can be linked.
   var filter = document.querySelector("[data-filter]");
   if (filter) {
     filter.hidden = false;
     var cards = Array.prototype.slice.call(document.querySelectorAll(".rc-cards > .rc-card"));
-    var apply = function () {
+    var selects = Array.prototype.slice.call(filter.querySelectorAll("select"));
+    var reset = filter.querySelector("[data-filter-reset]");
+    var apply = function (remember) {
       var wanted = {};
-      filter.querySelectorAll("select").forEach(function (select) { if (select.value) wanted[select.name] = select.value; });
+      selects.forEach(function (select) { if (select.value) wanted[select.name] = select.value; });
       var shown = 0;
       cards.forEach(function (card) {
         var ok = Object.keys(wanted).every(function (field) {
@@ -63,9 +66,29 @@
         group.hidden = !group.querySelector(".rc-card:not([hidden])");
       });
       filter.querySelector("output").textContent = shown + " of " + cards.length + " entries";
+      if (reset) reset.hidden = !Object.keys(wanted).length;
+      if (remember) {
+        var url = new URL(window.location.href);
+        selects.forEach(function (select) {
+          if (select.value) url.searchParams.set(select.name, select.value); else url.searchParams.delete(select.name);
+        });
+        history.replaceState(null, "", url.toString());
+      }
     };
-    filter.addEventListener("change", apply);
-    apply();
+    var params = new URL(window.location.href).searchParams;
+    selects.forEach(function (select) {
+      var value = params.get(select.name);
+      var known = Array.prototype.some.call(select.options, function (option) { return option.value === value; });
+      if (value && known) select.value = value;
+    });
+    filter.addEventListener("change", function () { apply(true); });
+    filter.addEventListener("submit", function (event) { event.preventDefault(); });
+    if (reset) reset.addEventListener("click", function () {
+      selects.forEach(function (select) { select.value = ""; });
+      apply(true);
+      selects[0].focus();
+    });
+    apply(false);
   }
 
   // -- search -------------------------------------------------------------------------------------
