@@ -14,6 +14,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -26,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from ..config import KEBAB, SiteConfig, check_url
 from ..matching.patterns import PatternError, compile_pattern, compile_regex
+from ..text import NAME_TOKENS, name_key, tokens
 
 SCHEMA_FILE = "entry.schema.json"
 
@@ -300,6 +302,30 @@ class Persistent(Strict):
 
 
 ROLES = ("cause", "consequence", "warning", "symptom")
+ALIAS_CHARS = 60
+
+
+def _check_alias(value: str) -> str:
+    """One name readers search by: a short line with at least one searchable word."""
+    hint = ("an alias is a short name readers type for this failure, e.g. 'OOM', 'ZeRO-3', 'EADDRINUSE', "
+            "'NCCL timeout'")
+    if "\n" in value or "\r" in value or not value.strip():
+        raise PydanticCustomError("alias", "an alias must be one non-empty line", {"code": "E054", "hint": hint})
+    if len(value) > ALIAS_CHARS:
+        raise PydanticCustomError("alias", "an alias of {length} characters is too long (at most {most})",
+                                  {"length": len(value), "most": ALIAS_CHARS, "code": "E054", "hint": hint})
+    found = set(tokens(value.lower()))
+    if not found:
+        raise PydanticCustomError("alias", "alias '{alias}' has no searchable word (only stop words, punctuation or "
+                                  "long numbers)", {"alias": value, "code": "E054", "hint": hint})
+    if len(found) > NAME_TOKENS:
+        raise PydanticCustomError("alias", "alias '{alias}' has {count} search words; a name has at most {most}",
+                                  {"alias": value, "count": len(found), "most": NAME_TOKENS, "code": "E054",
+                                   "hint": hint})
+    return value
+
+
+Alias = Annotated[str, AfterValidator(_check_alias)]
 
 
 class Entry(Strict):
@@ -313,6 +339,10 @@ class Entry(Strict):
     phase: str = Field(description="A phase id from site.yml: where the failure surfaces.")
     severity: str = Field(description="A severity id from site.yml.")
     tags: list[str] = Field(default_factory=list, description="Tag ids from site.yml.")
+    aliases: list[Alias] = Field(default_factory=list, max_length=12, description="Other names readers search for "
+                                 "this failure by, when the title does not contain them: abbreviations and true "
+                                 "synonyms such as 'OOM', 'ZeRO-3', 'EADDRINUSE', 'NCCL timeout'. Searched like the "
+                                 "title and listed under it on the page; at most 60 characters each.")
     role: Literal["cause", "consequence", "warning", "symptom"] = Field(
         description="What a match of this entry's signatures means in a log. `cause`: a failure in its own right. "
         "`consequence`: printed by ranks or launchers because something failed elsewhere (peer errors, watchdog "
@@ -344,6 +374,20 @@ class Entry(Strict):
         lambda cls, value, info: _in_vocabulary(value, info, {
             "category": "categories", "systems": "systems", "phase": "phases",
             "severity": "severities", "tags": "tags"}[info.field_name]))
+
+    @field_validator("aliases")
+    @classmethod
+    def _distinct_aliases(cls, value: list[str]) -> list[str]:
+        seen: dict[str | None, str] = {}
+        for alias in value:
+            key = name_key(alias)
+            if key in seen:
+                raise PydanticCustomError("alias", "aliases '{first}' and '{second}' are searched as the same words",
+                                          {"first": seen[key], "second": alias, "code": "E054",
+                                           "hint": "keep one of them: case, hyphens and plurals do not matter to "
+                                                   "search"})
+            seen[key] = alias
+        return value
 
     @field_validator("persistent")
     @classmethod

@@ -422,6 +422,10 @@ TOKEN_CASES = [
     "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
     "ValueError: Error(s) in loading state_dict for Net:\n\tsize mismatch for l1.weight",
     "e" * 300, "A" * 5 + "b" * 5, "1" * 40, "f" * 40, "0x", "0xg", "ee", "e1", "1e", "dead", "beef2",
+    # the normalisation readers' short queries rely on: a word and a short number joined by - or _
+    "ZeRO-3 checkpoint empty", "zero-3", "zero_3", "Zero3", "zero 3", "ZeRO-2 and ZeRO-3", "ds_zero_3", "sm_120",
+    "cuda-12.1", "llama-2-7b", "zero-33", "zero-1234", "x-1y", "-3", "a-1", "fsdp2 FSDP-2", "ZeRO-Offload",
+    "why does my training hang after 100 steps", "how what why when", "OOM", "NaN loss", "EADDRINUSE",
 ]
 
 

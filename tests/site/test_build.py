@@ -234,9 +234,12 @@ def test_tokens_find_identifiers_whole_and_by_parts():
     from rootcause.text import tokens
 
     assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "device"]
-    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:6] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
+    # a word joined to a short number by "_" or "-" comes first also written together (rank_0 → rank0)
+    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:8] == [
+        "rank0", "rank00", "zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
     assert tokens("weights entries process") == ["weight", "entry", "process"]
-    assert tokens("bf16 on an A100") == ["bf16", "bf", "a100"]  # short hex-looking words are terms
+    # short hex-looking words are terms; a case or digit change leaves no two-letter scrap ("bf")
+    assert tokens("bf16 on an A100") == ["bf16", "a100"]
     assert tokens("ChildFailedError") == ["childfailederror", "child", "failed", "error"]
     assert tokens("at 0x7f3a2c4d 12345 the deadbeef42 step") == ["step"]  # volatile tokens and stop words dropped
     assert tokens("torch.Size([0]) stage 3") == ["torch", "size", "0", "stage", "3"]
