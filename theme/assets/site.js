@@ -164,7 +164,7 @@
     function items() { return results.querySelectorAll(".rc-result"); }
     function setActive(n) {
       var list = items();
-      if (!list.length || !options.dropdown) return;
+      if (!list.length) return;
       active = (n + list.length) % list.length;
       list.forEach(function (el, i) {
         el.classList.toggle("rc-active", i === active);
@@ -242,6 +242,12 @@
       });
       document.addEventListener("click", function (event) { if (!input.form.contains(event.target)) close(); });
       input.addEventListener("focus", function () { index(); if (input.value.trim() && (results.childNodes.length || !note.hidden)) open(); });
+    } else {   // the pages' plain list of links: the arrow keys mark one (rc-active), Enter follows it
+      input.addEventListener("keydown", function (event) {
+        if (event.key === "ArrowDown") { event.preventDefault(); setActive(active + 1); }
+        else if (event.key === "ArrowUp") { event.preventDefault(); setActive(active - 1); }
+        else if (event.key === "Enter" && active >= 0 && items()[active]) { event.preventDefault(); items()[active].click(); }
+      });
     }
     return run;
   }
