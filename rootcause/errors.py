@@ -51,15 +51,19 @@ CODES: dict[str, str] = {
     "E042": "a log example does not say where it comes from (posted, reproduced or assembled)",
     "E043": "a log example's origin does not name what it must (a URL, the versions, the source file)",
     "E044": "an affected version range names no reference, or one the entry does not list",
+    "E045": "a version number in the prose is not tied to any reference, affected range or example origin",
     "E046": "a row of the frequency study is malformed",
     "E047": "a GitHub reference address is not canonical, or not of the kind the reference claims",
     "E048": "a reference is listed twice",
+    "E049": "an issue or pull request cited in the prose is not among the references",
     "E050": "output folder is unsafe",
     "W001": "two entries read alike: possibly one failure written twice",
-    "W002": "a version number in the prose is not tied to any reference or affected range",
-    "W003": "an issue or pull request cited in the prose is not among the references",
+    "W002": "retired: an untied version in the prose is now the error E045",
+    "W003": "retired: an uncited issue or pull request in the prose is now the error E049",
     "E051": "the output folder, the schema or a new entry cannot be written",
     "E052": "another build is writing the output folder",
+    "E053": "signatures do not fit the role: none for a cause, consequence or warning; some for a symptom (or a symptom without symptoms or confirm steps)",
+    "E054": "an alias is empty, too long, more than one line, without a searchable word, or a repeat",
 }
 
 

@@ -178,3 +178,16 @@ def _shown(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def bundled_theme() -> Path:
+    """The theme that comes with rootcause (templates/ and assets/): the `theme/` folder of the
+    checkout this package was imported from when it is a source checkout (so that a second
+    checkout, such as a git worktree run with PYTHONPATH, renders its own templates rather than
+    those of the checkout an editable install points at), else the installed `rootcause.theme`."""
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "theme" / "templates" / "entry.html").is_file():
+        return checkout / "theme"
+    from importlib import resources
+
+    return Path(str(resources.files("rootcause.theme")))

@@ -4,9 +4,12 @@ Tokens. Text is cut into runs of `[A-Za-z0-9_]`; each run is kept whole (lower-c
 it is an identifier, also split into its parts at `_` and camelCase boundaries, so that
 `CUDA_VISIBLE_DEVICES` is found by `cuda_visible_devices` and by `visible`. Volatile tokens are
 dropped on both sides (numbers of two digits or more, hex addresses and hashes), as are a few
-stop words; plural words are reduced to the singular (`stem`); one-digit numbers stay, since
+stop words (English function words and the question words readers type: "why does ... hang");
+plural words are reduced to the singular (`stem`); one-digit numbers stay, since
 `torch.Size([0])` or ZeRO stage `3` tell failures apart: a pasted message with other numbers,
-paths and names still finds its entry. theme/assets/search.js implements the same `tokens()`;
+paths and names still finds its entry. A word joined to a short number by a hyphen or an
+underscore also gives the two written together: `ZeRO-3`, `zero-3` and `zero_3` all give `zero3`,
+which is what a reader types. theme/assets/search.js implements the same `tokens()`;
 the tests compare the two.
 
 This module sits below entries, matching and site (it imports nothing of rootcause), so the
@@ -19,12 +22,17 @@ import re
 from functools import lru_cache
 
 STOPWORDS = frozenset("""a an and are as at be but by for from has have if in into is it its no not of on or
-that the their then there these this to was were will with you your""".split())
+that the their then there these this to was were will with you your
+how what why when where which do does did can could should would my me we our after while during using get got
+""".split())
 _RUN = re.compile(r"[A-Za-z0-9_]+")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 # addresses (0x7f3a2c...) and hashes (8+ hex digits, at least one a digit); short hex-looking
 # words such as bf16 or a100 are real terms
 _HEXISH = re.compile(r"^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$")
+# a word and a short number written with a hyphen or underscore between them ("ZeRO-3", "zero_3",
+# "sm_120") is also one token without it ("zero3", "sm120"), the way readers type it
+_JOIN = re.compile(r"([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])")
 
 
 
@@ -55,25 +63,51 @@ def _run_tokens(run: str) -> tuple[str, ...]:
     if _volatile(whole):
         return ()
     out = [stem(whole)] if _keep(whole) else []
-    parts = [p for chunk in run.split("_") for p in _PART.findall(chunk)]
-    if len(parts) > 1:
-        out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
+    # parts of a chunk split at a case or digit change keep only words of 3 letters or more, and
+    # digits: "OutOfMemoryError" gives out, memory, error, "ZeRO" no "ze" and "ro"
+    parts = []
+    for chunk in run.split("_"):
+        pieces = _PART.findall(chunk)
+        parts.extend(pieces if len(pieces) == 1 else [p for p in pieces if len(p) >= 3 or p.isdigit()])
+    out.extend(stem(p.lower()) for p in parts if _keep(p.lower()) and p.lower() != whole)
     return tuple(out)
 
 
 def tokens(text: str) -> list[str]:
-    """Search tokens of a text, in order, with repeats (see the module docstring)."""
+    """Search tokens of a text, in order, with repeats (see the module docstring). A word joined
+    to a short number by `-` or `_` first adds the two written together, so that "zero-3" gives
+    the tokens (and pairs) of "zero3": zero3, zero, 3."""
     out: list[str] = []
-    for run in _RUN.findall(text):
-        out.extend(_run_tokens(run))
+    joins = [(m.start(), m.group(1).lower() + m.group(2)) for m in _JOIN.finditer(text)] \
+        if ("-" in text or "_" in text) else []
+    j = 0
+    for match in _RUN.finditer(text):
+        while j < len(joins) and joins[j][0] < match.end():
+            out.append(joins[j][1])
+            j += 1
+        out.extend(_run_tokens(match.group()))
     return out
 
 
 def terms(text: str) -> list[str]:
     """Tokens plus each pair of neighbouring tokens ("size+0" for `torch.Size([0])`): pairs tell
-    apart messages made of the same words, like the shapes of two size-mismatch errors."""
+    apart messages made of the same words, like the shapes of two size-mismatch errors. A word
+    is not paired with its own part ("state_dict" and "state", "zero3" and "zero")."""
     found = tokens(text)
-    return found + [f"{a}+{b}" for a, b in zip(found, found[1:]) if a != b]
+    return found + [f"{a}+{b}" for a, b in zip(found, found[1:]) if not (a.startswith(b) or b.startswith(a))]
+
+
+NAME_TOKENS = 8  # a name (an alias, a short query) has at most this many tokens
+
+
+def name_key(text: str) -> str | None:
+    """The search term of a whole short name: "~" and its distinct tokens, read without case and
+    sorted, joined by "+", an identifier by its parts: "ZeRO-3", "zero_3" and "zero3" all give
+    "~3+zero+zero3", "NCCL segfault" and "segfault in NCCL" both "~nccl+segfault", "state_dict"
+    and "state dict" both "~dict+state". An entry's aliases are indexed under it, and a query that is exactly an
+    alias finds its entry first. None for text of more than NAME_TOKENS tokens, or none."""
+    found = sorted({t for t in tokens(text.lower()) if "_" not in t})  # an identifier counts by its parts
+    return "~" + "+".join(found) if 0 < len(found) <= NAME_TOKENS else None
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)

@@ -65,6 +65,19 @@ def _describe_input(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _place(located: Located, loc: tuple, ctx: dict) -> tuple:
+    """Where to point: the error's own place when the file has it; else the first of the places a
+    validator named in its context (`at`, then `fallback`) that the file has; else the nearest
+    ancestor of its own place. A rule across fields (signatures required by the role) is best
+    shown at a key that is there when the other is missing."""
+    candidates = [loc] if loc else []
+    candidates += [tuple(ctx[name]) for name in ("at", "fallback") if isinstance(ctx.get(name), (tuple, list))]
+    for place in candidates:
+        if place in located.values or place in located.keys:
+            return place
+    return loc
+
+
 def diagnostics_from(error: ValidationError, model: type[BaseModel], located: Located, shown: str) -> list[Diagnostic]:
     """One diagnostic per pydantic error, placed at the offending key or value."""
     found: list[Diagnostic] = []
@@ -89,7 +102,10 @@ def diagnostics_from(error: ValidationError, model: type[BaseModel], located: Lo
             found.append(Diagnostic(shown, line, col, code, f"required field '{loc[-1]}' is missing{where}",
                                     f"add '{loc[-1]}:' (see the schema: `rootcause schema`)"))
         else:
-            line, col = located.where(loc)
+            place = _place(located, loc, ctx)
+            if not loc and isinstance(ctx.get("at"), (tuple, list)):   # a rule across fields names its field
+                field_name = ".".join(str(p) for p in ctx["at"])
+            line, col = located.where(place)
             message = item["msg"]
             if message.startswith("Value error, "):
                 message = message[len("Value error, "):]

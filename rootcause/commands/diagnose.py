@@ -174,7 +174,7 @@ def sources_of(catalog, search_files: dict | None = None):
     from ..text import plain
 
     infos = {}
-    for i, loaded in catalog.entries.items():
+    for i, loaded in catalog.matchable().items():   # as signatures.json: symptom entries match nothing
         e = loaded.entry
         persistent = Persistence(e.persistent.count, e.persistent.within) if e.persistent else None
         infos[i] = EntryInfo(i, e.title, plain(e.summary), f"entries/{i}/", plain(e.fix[0].step), e.role, persistent)
@@ -367,7 +367,7 @@ def print_text(data: dict, base: str, file=None) -> None:
     for number, result in enumerate(data["results"], 1):
         console.print()
         console.print(f"[bold]{number}. {escape(result['title'])}[/bold]  [dim]({escape(result['entry'])}; "
-                      f"{ROLE_LABEL[result['role']]}; match {escape(result['confidence_text'].split(':')[0])})[/dim]")
+                      f"{ROLE_LABEL[result['role']]}; {escape(result['confidence_text'])})[/dim]")
         console.print(f"   {escape(result['summary'])}")
         shown = result["lines"] if result["role"] == "cause" else result["lines"][:CONSEQUENCE_LINES_SHOWN]
         for line in shown:

@@ -10,7 +10,8 @@ signature's regex is already RE2 (which Go's regexp, behind LogQL, implements) a
 so launcher prefixes in front of the text do not matter. A multi-line signature is exported as
 its most specific line; a signature with `unless` patterns is skipped, because a line filter
 cannot veto a match by what the next lines say. Warnings are exported only when they have a
-`persistent` threshold, as `>= count` within the range. The output lists what was skipped.
+`persistent` threshold, as `>= count` within the range. Entries of `role: symptom` print no
+error and have no signature to export. The output lists what was skipped.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def exportable(project) -> tuple[list[Exported], list[str]]:
     rules, skipped = [], []
     for entry_id, loaded in sorted(project.catalog.entries.items()):
         entry = loaded.entry
+        if entry.is_symptom:
+            skipped.append(f"{entry_id}: prints no error (role: symptom), nothing for a line filter to match")
+            continue
         if entry.role == "warning" and entry.persistent is None:
             skipped.append(f"{entry_id}: a benign warning (no persistent threshold), never an alert")
             continue

@@ -27,7 +27,7 @@ category: TODO  # one of: {categories}
 systems: [TODO]  # from: {systems}
 phase: TODO  # one of: {phases}
 severity: TODO  # one of: {severities}
-role: TODO  # cause (a failure in its own right), consequence (printed because something failed elsewhere) or warning
+role: TODO  # cause (a failure in its own right), consequence (printed because something failed elsewhere), warning, or symptom (prints no error: `new --symptom`)
 tags: []
 
 signatures:
@@ -76,13 +76,18 @@ def add_parser(sub) -> None:
     p.add_argument("id", help="kebab-case id, e.g. nccl-watchdog-timeout")
     p.add_argument("--from-log", metavar="FILE", help="start from a real log: its failure lines become the "
                    "signatures and examples; entries that already match it are listed")
+    p.add_argument("--symptom", action="store_true", help="a failure that prints no error (slow throughput, a loss "
+                   "that does not fall): role: symptom, no signatures, recognised by its symptoms and measurements")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.from_log and args.symptom:
+        print("--symptom and --from-log exclude each other: a log with an error in it gives a cause", file=sys.stderr)
+        return 2
     if args.from_log:
         return new_from_log(Path(args.root), args.id, Path(args.from_log))
-    return new_entry(Path(args.root), args.id)
+    return new_entry(Path(args.root), args.id, symptom=args.symptom)
 
 
 EXAMPLE_LINES = 25   # lines of the log around a failure line kept as its example
@@ -232,7 +237,28 @@ def _signatures_yaml(found: "FromLog") -> str:
     return "\n".join(out) + "\n"
 
 
-def new_entry(root: Path, entry_id: str, found: "FromLog | None" = None) -> int:
+SYMPTOM_PARTS = """\
+role: symptom  # prints no error: no signatures; recognised by the symptoms and the measurements under confirm
+tags: []
+
+symptoms:
+  - observed: TODO what the reader sees and measures, with the numbers that tell it from normal
+    why: TODO why it happens
+
+root_cause: |
+  TODO each mechanism that produces the symptom, and how to tell them apart.
+
+misdiagnosis:
+  - assumption: TODO what people wrongly conclude
+    reality: TODO why that is wrong here
+
+confirm:
+  - step: TODO a measurement that proves it
+    command: TODO the exact command
+"""
+
+
+def new_entry(root: Path, entry_id: str, found: "FromLog | None" = None, symptom: bool = False) -> int:
     from ..config import KEBAB, load_config
 
     if not re.fullmatch(KEBAB, entry_id):
@@ -256,6 +282,9 @@ def new_entry(root: Path, entry_id: str, found: "FromLog | None" = None) -> int:
                 id=entry_id, today=dt.date.today().isoformat(),
                 categories=", ".join(vocab.categories), systems=", ".join(vocab.systems),
                 phases=", ".join(vocab.phases), severities=", ".join(vocab.severities))
+            if symptom:   # no signatures; symptoms and confirm are what identify it
+                start, end = text.index("role: TODO"), text.index("\nfix:")
+                text = text[:start] + SYMPTOM_PARTS + text[end:]
             if found is not None:
                 start, end = text.index("signatures:\n"), text.index("\nsymptoms:")
                 text = text[:start] + _signatures_yaml(found) + text[end:]

@@ -65,6 +65,10 @@ class Catalog:
     def signatures(self) -> list[CompiledSignature]:
         return [sig for loaded in self.entries.values() for sig in loaded.signatures]
 
+    def matchable(self) -> dict[str, LoadedEntry]:
+        """The entries a log can match: all but those of `role: symptom`, which print no error."""
+        return {entry_id: loaded for entry_id, loaded in self.entries.items() if loaded.signatures}
+
     def consequences(self) -> dict[str, set[str]]:
         """entry id → ids of entries declared to be its consequences (for cause-first ranking)."""
         result: dict[str, set[str]] = {}

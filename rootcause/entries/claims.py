@@ -2,11 +2,12 @@
 
 An independent fact-check found the errors of entries not in their main error text but in
 version details and citations. So every `affected` range names the reference that states it
-(E044, an error), every version an entry's prose gives next to a system's name appears in a
-reference or in `affected` (W002), every issue or pull request the prose cites ("transformers
-#39849", "PR #1958") is among the references (W003), and GitHub reference addresses are canonical
-and of the kind they claim (E047, an error). W002 and W003 are warnings while the bundled entries
-still carry such claims; `check` lists every one.
+(E044), every version an entry's prose gives next to a system's name appears in a reference, in
+`affected` or in an example's origin (E045), every issue or pull request the prose cites
+("transformers #39849", "PR #1958") is among the references (E049), and GitHub reference
+addresses are canonical, of the kind they claim and listed once (E047, E048). All are errors: the
+two claim checks began as warnings (W002, W003) while the bundled entries still carried untied
+claims, and became errors once none was left.
 """
 
 from __future__ import annotations
@@ -24,19 +25,22 @@ _SYSTEM_NAMES = (r"torch|pytorch|deepspeed|transformers|accelerate|peft|trl|ligh
                  r"flash-attention|apex|triton|vllm|ray|slurm|libfabric|aws-ofi-nccl")
 VERSION_CLAIM = re.compile(r"(?i)(?<![\w/.-])(?:" + _SYSTEM_NAMES + r")[ ]?(?:v|version |release |==|>=|<=|<|>|~=)?[ ]?"
                            r"v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+|rc\d+|a\d+|b\d+)?)(?![\w.])")
-#: "owner/repo #123", "repo #123", "repo#123", "PR #123", "issue #123", "pull request #123"
-CITATION = re.compile(r"(?<![\w/#&-])(?:(?:([A-Za-z0-9][\w.-]*)/)?([A-Za-z][\w.-]*)|(PR|pull request|issue))"
-                      r" ?#([1-9][0-9]{0,6})\b")
+#: "owner/repo #123", "repo #123", "repo#123", "PR #123", "issue #123", "pull request #123", "(#123)"
+CITATION = re.compile(r"(?<![\w/#&-])(?:(?:(?:([A-Za-z0-9][\w.-]*)/)?([A-Za-z](?:[\w.-]*\w)?)|(PR|pull request|issue)) ?)?"
+                      r"#([1-9][0-9]{0,6})\b")
 GITHUB = re.compile(r"^https://github\.com/([\w.-]+)/([\w.-]+)(?:/(.*))?$")
 _CANONICAL_THREAD = re.compile(r"^(issues|pull|discussions)/([1-9][0-9]*)(?:#[\w-]+)?$")
 _CANONICAL_OTHER = re.compile(r"^(?:commit/[0-9a-f]{7,40}|blob/[^?]+|tree/[^?]+|releases(?:/tag/[^?/]+)?|"
                               r"compare/[^?]+|wiki(?:/[^?]+)?|pull/[1-9][0-9]*/(?:files|commits)[^?]*)(?:#[\w.-]+)?$")
 _KIND_PATH = {"issue": ("issues", "discussions"), "pull-request": ("pull",)}
-#: words CITATION reads as a repository that are ordinary words before "#N"
 #: words before "#N" that say what it is, not where: "PR #1525" is any repository's pull request 1525
 _CITATION_WORDS = frozenset({"PR", "PRs", "pr", "issue", "issues", "Issue", "Issues", "pull", "Pull"})
-_NOT_REPOS = frozenset({"and", "or", "see", "in", "of", "the", "also", "step", "rank", "line", "GPU", "gpu", "node",
-                        "epoch", "item", "number", "no", "No", "version", "iteration", "layer"})
+#: words before "#N" that make it no citation at all: "rank #3", "step #120", "GPU #1"
+_NOT_CITATIONS = frozenset({"step", "rank", "line", "GPU", "gpu", "node", "epoch", "item", "number", "no", "No",
+                            "version", "iteration", "layer"})
+#: ordinary words before a bare citation: "see #1234" cites #1234 of some repository
+_NOT_REPOS = frozenset({"and", "or", "see", "See", "in", "of", "the", "also", "by", "from", "since", "after", "before",
+                        "until", "fixed", "Fixed"})
 
 
 def github_thread(url: str) -> tuple[str, str, str, int] | None:
@@ -88,18 +92,18 @@ def check_claims(entry: Entry, located: Located, shown: str) -> list[Diagnostic]
                 continue
             reported.add(("E045", version.lower()))
             line, col = located.where(where)
-            problems.append(Diagnostic(shown, line, col, "W002", f"{'.'.join(map(str, where))}: version {version} is "
+            problems.append(Diagnostic(shown, line, col, "E045", f"{'.'.join(map(str, where))}: version {version} is "
                                        "not tied to a source", "cite the release note, pull request or tagged source "
                                        "that says so in references (its title or address names the version), or "
-                                       "record it in affected", severity="warning"))
+                                       "record it in affected"))
         for cited in _uncited(text, threads):
-            if ("E047", cited) in reported:
+            if ("E049", cited) in reported:
                 continue
-            reported.add(("E047", cited))
+            reported.add(("E049", cited))
             line, col = located.where(where)
-            problems.append(Diagnostic(shown, line, col, "W003", f"{'.'.join(map(str, where))}: '{cited}' is cited "
+            problems.append(Diagnostic(shown, line, col, "E049", f"{'.'.join(map(str, where))}: '{cited}' is cited "
                                        "but not among the references", "add the issue or pull request to references "
-                                       "with its address", severity="warning"))
+                                       "with its address"))
     return problems
 
 
@@ -117,8 +121,11 @@ def _untied_versions(text: str, sources: str) -> Iterator[str]:
 def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[str]:
     for match in CITATION.finditer(text):
         owner, repo, word, number = match.group(1), match.group(2), match.group(3), int(match.group(4))
-        if repo in _NOT_REPOS:
+        if repo in _NOT_CITATIONS:
             continue
+        if repo in _NOT_REPOS or repo is None:   # a bare "#N"
+            owner = repo = None
+            word = "#"
         candidates = [t for t in threads if t[3] == number]
         # "transformers #39849" names its repository; "since #980" or "PR #1958" do not, and any
         # reference with that number will do (a word is read as a repository only if one is cited)
@@ -127,7 +134,7 @@ def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[st
         if names_repo:
             candidates = [t for t in candidates if _same_repo(repo, t[1]) and (owner is None or owner.lower() == t[0].lower())]
         if not candidates:
-            yield match.group(0) if names_repo or word or repo in _CITATION_WORDS else f"#{number}"
+            yield match.group(0) if names_repo or word not in (None, "#") or repo in _CITATION_WORDS else f"#{number}"
 
 
 def _same_repo(cited: str, repo: str) -> bool:

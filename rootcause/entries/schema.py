@@ -14,6 +14,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -26,6 +27,7 @@ from pydantic_core import PydanticCustomError
 
 from ..config import KEBAB, SiteConfig, check_url
 from ..matching.patterns import PatternError, compile_pattern, compile_regex
+from ..text import NAME_TOKENS, name_key, tokens
 
 SCHEMA_FILE = "entry.schema.json"
 
@@ -306,7 +308,31 @@ class Persistent(Strict):
     within: int = Field(ge=2, le=1_000_000, description="Window, in log lines, in which `count` matches must fall.")
 
 
-ROLES = ("cause", "consequence", "warning")
+ROLES = ("cause", "consequence", "warning", "symptom")
+ALIAS_CHARS = 60
+
+
+def _check_alias(value: str) -> str:
+    """One name readers search by: a short line with at least one searchable word."""
+    hint = ("an alias is a short name readers type for this failure, e.g. 'OOM', 'ZeRO-3', 'EADDRINUSE', "
+            "'NCCL timeout'")
+    if "\n" in value or "\r" in value or not value.strip():
+        raise PydanticCustomError("alias", "an alias must be one non-empty line", {"code": "E054", "hint": hint})
+    if len(value) > ALIAS_CHARS:
+        raise PydanticCustomError("alias", "an alias of {length} characters is too long (at most {most})",
+                                  {"length": len(value), "most": ALIAS_CHARS, "code": "E054", "hint": hint})
+    found = set(tokens(value.lower()))
+    if not found:
+        raise PydanticCustomError("alias", "alias '{alias}' has no searchable word (only stop words, punctuation or "
+                                  "long numbers)", {"alias": value, "code": "E054", "hint": hint})
+    if len(found) > NAME_TOKENS:
+        raise PydanticCustomError("alias", "alias '{alias}' has {count} search words; a name has at most {most}",
+                                  {"alias": value, "count": len(found), "most": NAME_TOKENS, "code": "E054",
+                                   "hint": hint})
+    return value
+
+
+Alias = Annotated[str, AfterValidator(_check_alias)]
 
 
 class Entry(Strict):
@@ -320,14 +346,22 @@ class Entry(Strict):
     phase: str = Field(description="A phase id from site.yml: where the failure surfaces.")
     severity: str = Field(description="A severity id from site.yml.")
     tags: list[str] = Field(default_factory=list, description="Tag ids from site.yml.")
-    role: Literal["cause", "consequence", "warning"] = Field(
+    aliases: list[Alias] = Field(default_factory=list, max_length=12, description="Other names readers search for "
+                                 "this failure by, when the title does not contain them: abbreviations and true "
+                                 "synonyms such as 'OOM', 'ZeRO-3', 'EADDRINUSE', 'NCCL timeout'. Searched like the "
+                                 "title and listed under it on the page; at most 60 characters each.")
+    role: Literal["cause", "consequence", "warning", "symptom"] = Field(
         description="What a match of this entry's signatures means in a log. `cause`: a failure in its own right. "
         "`consequence`: printed by ranks or launchers because something failed elsewhere (peer errors, watchdog "
         "timeouts, ChildFailedError); diagnosis looks for the cause before it. `warning`: benign unless it persists "
-        "(see `persistent`); reported as a note, never as the failure.")
+        "(see `persistent`); reported as a note, never as the failure. `symptom`: the failure prints no error "
+        "(slow throughput, a loss that does not fall, results that differ); it has no signatures, is recognised by "
+        "its `symptoms` and the measurements in `confirm`, and is found by search, never by diagnosis.")
     persistent: Persistent | None = Field(None, description="Only for `role: warning`: how often the warning must "
                                           "appear before it counts as a failure.")
-    signatures: list[Signature] = Field(min_length=1, description="Error texts that identify this failure.")
+    signatures: list[Signature] = Field(default_factory=list, validate_default=True, description="Error texts that "
+                                        "identify this failure: at least one, except for `role: symptom`, which "
+                                        "has none.")
     symptoms: list[Symptom] = Field(default_factory=list, description="What you observe | why it happens.")
     root_cause: Text = Field(description="The mechanism, precisely (Markdown).")
     misdiagnosis: list[Misdiagnosis] = Field(default_factory=list, description="Wrong explanations people chase.")
@@ -348,6 +382,20 @@ class Entry(Strict):
             "category": "categories", "systems": "systems", "phase": "phases",
             "severity": "severities", "tags": "tags"}[info.field_name]))
 
+    @field_validator("aliases")
+    @classmethod
+    def _distinct_aliases(cls, value: list[str]) -> list[str]:
+        seen: dict[str | None, str] = {}
+        for alias in value:
+            key = name_key(alias)
+            if key in seen:
+                raise PydanticCustomError("alias", "aliases '{first}' and '{second}' are searched as the same words",
+                                          {"first": seen[key], "second": alias, "code": "E054",
+                                           "hint": "keep one of them: case, hyphens and plurals do not matter to "
+                                                   "search"})
+            seen[key] = alias
+        return value
+
     @field_validator("persistent")
     @classmethod
     def _persistent_only_for_warnings(cls, value, info: ValidationInfo):
@@ -356,6 +404,45 @@ class Entry(Strict):
             raise PydanticCustomError("role", "'persistent' is only meaningful for role: warning, not {role}",
                                       {"role": role, "code": "E038", "hint": "remove 'persistent', or set role: warning"})
         return value
+
+    @field_validator("signatures")
+    @classmethod
+    def _signatures_by_role(cls, value: list, info: ValidationInfo):
+        role = info.data.get("role")
+        if role is None:
+            return value   # the role itself is missing or invalid, and reported as such
+        if role == "symptom" and value:
+            raise PydanticCustomError(
+                "role", "an entry with role: symptom has no signatures; this one lists {count}",
+                {"count": len(value), "code": "E053", "at": ("role",),
+                 "hint": "a failure that prints a recognisable text is a cause, consequence or warning: set that "
+                         "role, or remove the signatures"})
+        if role != "symptom" and not value:
+            raise PydanticCustomError(
+                "role", "an entry with role: {role} needs at least one signature",
+                {"role": role, "code": "E053", "at": ("role",),
+                 "hint": "add the error text the failure prints under 'signatures'; if it prints none (slow "
+                         "throughput, a loss that does not fall), set role: symptom and describe what to measure "
+                         "under 'symptoms' and 'confirm'"})
+        return value
+
+    @model_validator(mode="after")
+    def _symptom_entries_say_what_to_measure(self) -> Entry:
+        if self.role == "symptom":
+            for name in ("symptoms", "confirm"):
+                if not getattr(self, name):
+                    raise PydanticCustomError(
+                        "role", "an entry with role: symptom needs '{field}': without an error text, it is "
+                        "recognised only by what is observed and measured",
+                        {"field": name, "code": "E053", "at": (name,), "fallback": ("role",),
+                         "hint": "list what the reader observes (symptoms) and the commands that measure it "
+                                 "(confirm)"})
+        return self
+
+    @property
+    def is_symptom(self) -> bool:
+        """A failure that prints no error: not matched in logs, recognised by its symptoms."""
+        return self.role == "symptom"
 
     @property
     def published(self) -> dt.date:
@@ -390,6 +477,14 @@ def json_schema(config: SiteConfig | None = None) -> dict:
     for name in ("confirm", "fix", "related"):  # a plain string is accepted as shorthand
         item = props[name]["items"]
         props[name]["items"] = {"anyOf": [{"type": "string"}, item]}
+    # E053 for editors: a symptom entry has no signatures and says what to observe and measure;
+    # every other role needs at least one signature
+    schema["allOf"] = [{
+        "if": {"properties": {"role": {"const": "symptom"}}, "required": ["role"]},
+        "then": {"properties": {"signatures": {"maxItems": 0}, "symptoms": {"minItems": 1},
+                                "confirm": {"minItems": 1}}, "required": ["symptoms", "confirm"]},
+        "else": {"properties": {"signatures": {"minItems": 1}}, "required": ["signatures"]},
+    }]
     if config is not None:
         vocab = config.vocabularies
         props["category"]["enum"] = list(vocab.categories)

@@ -313,10 +313,14 @@ class Incident:
     handled: list[Failure] = field(default_factory=list)   # errors printed in a job its launcher saw succeed
 
 
-def explain(model: LogModel, matches: list, consequence_entries: set) -> None:
+def explain(model: LogModel, matches: list, consequence_entries: set, warning_entries: set = frozenset()) -> None:
     """Mark each failure that a signature match covers with that match's entry; an error that a
     process prints after a consequence of its own (a peer error, a timeout) is part of that
-    consequence: its teardown, not a new cause."""
+    consequence: its teardown, not a new cause.
+
+    A traceback whose exception line is not in the log (an excerpt cut short) says nothing of its
+    own: when the lines just before it match an entry that is not a warning (CUDA's device-side
+    `Assertion ... failed` lines, a launcher's "FAILED with no error file"), that entry explains it."""
     by_stream: dict[str, list] = {}
     for match in matches:
         by_stream.setdefault(match.stream, []).append(match)
@@ -329,6 +333,8 @@ def explain(model: LogModel, matches: list, consequence_entries: set) -> None:
             for match in found:
                 if any(failure.start <= n <= end for n in match.lines):
                     best = best or match
+        if best is None and failure.text == INCOMPLETE_TRACEBACK:
+            best = _just_before(failure, by_stream, warning_entries)
         if best is not None:
             failure.explained_by = best.signature.entry_id
         elif failure.kind != "signal" and CONSEQUENCE_HINTS.search(failure.text):
@@ -344,6 +350,22 @@ def explain(model: LogModel, matches: list, consequence_entries: set) -> None:
         if failure.stream in waited and failure.line > waited[failure.stream] and not failure.explained_by \
                 and failure.kind != "signal":
             failure.consequence = True
+
+
+def _just_before(failure: Failure, by_stream: dict, warning_entries: set):
+    """The match (of an entry that is not a warning) with a line closest before the failure's
+    first line, at most MESSAGE_LINES before it, on a stream that fits; None if there is none."""
+    best, best_line = None, failure.start - MESSAGE_LINES - 1
+    for stream, found in by_stream.items():
+        if not _fits(stream, failure.stream):
+            continue
+        for match in found:
+            if match.signature.entry_id in warning_entries:
+                continue
+            line = max((n for n in match.lines if n < failure.start), default=None)
+            if line is not None and line > best_line:
+                best, best_line = match, line
+    return best
 
 
 def unknown_causes(model: LogModel) -> list[Failure]:
@@ -382,7 +404,8 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
     (for each entry's role and persistence), `hit_lines` the parsed matched lines by number."""
     model.finish()
     consequence_entries = {f.entry for f in findings if infos.get(f.entry) and infos[f.entry].role == "consequence"}
-    explain(model, [m for f in findings for m in f.matches], consequence_entries)
+    warning_entries = {f.entry for f in findings if infos.get(f.entry) and infos[f.entry].role == "warning"}
+    explain(model, [m for f in findings for m in f.matches], consequence_entries, warning_entries)
     causes, consequences, notes = [], [], []
     for finding in findings:
         info = infos.get(finding.entry)

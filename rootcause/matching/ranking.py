@@ -116,11 +116,26 @@ def _causes_first(findings: list[Finding], consequences: dict[str, set[str]], ro
 
 
 # -- the report ------------------------------------------------------------------------------------
+#: the strength of a finding's evidence, in the words the text report and the page both show
 CONFIDENCE_WORDS = {
-    "high": "strong: the full error text matched, with its context or several of the entry's messages",
-    "medium": "good: a specific error message matched",
-    "low": "weak: only a short or generic message matched",
+    "high": "Strong match: the log prints this entry's own error message",
+    "medium": "Likely: a specific message of this entry matched",
+    "low": "Weak: only a short or generic line matched",
 }
+#: what a consequence shows instead, when a cause is listed above it: its strength says that it is
+#: in the log, not that it explains the failure, so it must not read as surer than the cause
+CONSEQUENCE_WORDS = "A result of the failure above, not a second cause"
+
+
+def _steady(results: list[dict], status: str) -> list[dict]:
+    """Below the first failure (a matched cause, or an error no entry explains), a consequence
+    carries no strength of its own (CONSEQUENCE_WORDS); when the log holds only consequences,
+    their strength is the report's answer and stays."""
+    if status != "consequences" or any(r["role"] == "cause" for r in results):
+        for r in results:
+            if r["role"] == "consequence":
+                r["confidence_text"] = CONSEQUENCE_WORDS
+    return results
 
 
 def _lines_of(finding: Finding, report: Report) -> list[dict]:
@@ -163,7 +178,7 @@ def _failure_json(failure: Failure) -> dict:
 def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
     incident: Incident = report.incident
-    results = [_entry_json(f, report, infos) for f in incident.findings[:top]]
+    results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
     notes = [_entry_json(f, report, infos) for f in incident.notes]
     first = incident.first
     return {

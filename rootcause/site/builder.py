@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from ..version import __version__
 from ..errors import RootcauseError, display_path
-from ..files import Refused, folder_problem, read_regular, walk_regular
+from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
@@ -50,8 +50,6 @@ class BuildResult:
 
 
 def _input_files(root: Path, settings: dict) -> list[Path]:
-    from importlib import resources
-
     files = [root / "site.yml"]
     files += sorted((root / "entries").glob("*.yaml"))
     files += sorted((root / "content").glob("*.md"))
@@ -61,7 +59,7 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
         # build then reports it, E017); links inside are not followed
         if isinstance(value, str) and folder_problem(root, value) is None:
             files += walk_regular(root / value, root)[0]
-    theme = Path(str(resources.files("rootcause.theme")))
+    theme = bundled_theme()
     files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     files += sorted(Path(__file__).parent.glob("*.py"))
     return files

@@ -14,7 +14,6 @@ import posixpath
 import re
 import traceback
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path, PurePosixPath
 
 import jinja2
@@ -27,7 +26,7 @@ from ..entries.catalog import Catalog, LoadedEntry
 from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
-from ..files import Refused, read_regular
+from ..files import Refused, bundled_theme, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
 from .highlight import highlight, mark_matches
@@ -39,7 +38,7 @@ MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny",
 
 def theme_folder() -> Path:
     """The bundled theme (templates/ and assets/)."""
-    return Path(str(resources.files("rootcause.theme")))
+    return bundled_theme()
 
 
 def material_folder() -> Path:
@@ -90,14 +89,14 @@ class Card:
     phase: str
     tags: tuple[str, ...]
     reviewed: str         # ISO date
-    signature: str        # the first signature as shown
+    signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
 
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
-                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display, e.fix[0].step)
+                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step)
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an

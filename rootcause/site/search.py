@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,11 +29,14 @@ from ..matching.events import rules_for_javascript as event_rules
 from ..matching.incident import MAX_FAILURES
 from ..matching.scanner import (MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE, MIN_WRAPPED,
                                 SATURATION_CHECK)
-from ..text import DECORATION_RULES, STOPWORDS, plain, terms, tokens, undecorate
+from ..text import DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
 
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
 
+#: results scoring below this fraction of the best one are not shown: a query's tail of entries
+#: that share one common word with it is noise, not a longer answer
+RELEVANCE_CUTOFF = 0.25
 MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
 SHARD_SPLIT_BYTES = 24 * 1024
 DOCS_PER_SHARD = 10
@@ -90,7 +94,7 @@ def build_search_files(catalog: Catalog) -> dict[str, bytes]:
         name = f"search/d/{start // DOCS_PER_SHARD}.{_short_hash(data)}.json"
         files[name] = data
         doc_shards.append(name[len("search/"):])
-    manifest = {"version": 1, "entries": n, "docs_per_shard": DOCS_PER_SHARD, "doc_shards": doc_shards,
+    manifest = {"version": 1, "entries": n, "cutoff": RELEVANCE_CUTOFF, "docs_per_shard": DOCS_PER_SHARD, "doc_shards": doc_shards,
                 "shards": shard_names, "stopwords": sorted(STOPWORDS),
                 "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]}
     data = _dump(manifest)
@@ -130,7 +134,7 @@ def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
 def build_signature_file(catalog: Catalog) -> bytes:
     """Everything the browser's matcher needs: line rules, compiled signatures, entry summaries."""
     entries = {}
-    for entry_id, loaded in catalog.entries.items():
+    for entry_id, loaded in catalog.matchable().items():   # a symptom entry has nothing to match
         e = loaded.entry
         entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step), e.role,
                              [e.persistent.count, e.persistent.within] if e.persistent else None]
@@ -155,6 +159,26 @@ def build_signature_file(catalog: Catalog) -> bytes:
 
 
 MAX_QUERY_TERMS = 12   # as search.js: a pasted message's longest words decide
+_WHITE = re.compile(r"[ \t\n\r\f\v]+")
+
+
+def query_words(text: str, kept: set[str]) -> list[set[str]]:
+    """The query's words (split at white space) that have a kept token, each as its set of
+    tokens. An entry's score is scaled by the square of the share of the words it matches, each
+    word weighted by its rarest token's idf squared (`word_weights`): "ZeRO-3 checkpoint empty" ranks the
+    entry with all three words above those matching "ZeRO-3" many times, and a pasted line's one
+    rare identifier outweighs its common words. As search.js's queryWords."""
+    words = [set(tokens(chunk)) & kept for chunk in _WHITE.split(text)]
+    return [w for w in words if w]
+
+
+def word_weights(words: list[set[str]], df: dict[str, int], n: int) -> list[float]:
+    """Each query word's weight: the square of the idf, log(1 + n/df) rounded to 3 decimals, of its
+    rarest token found in the index (0 when none is): a pasted line's one identifier that only its
+    entry has outweighs the template words a thousand entries share. As search.js's wordWeights."""
+    idf = [max((math.floor(math.log(1 + n / df[t]) * 1000 + 0.5) / 1000 for t in sorted(w) if df.get(t)),
+               default=0.0) for w in words]
+    return [x * x for x in idf]
 
 
 class SearchIndex:
@@ -182,8 +206,10 @@ class SearchIndex:
         return {}
 
     def query(self, text: str, limit: int = 10) -> list[dict]:
-        """[{id, title, summary, severity, category, score, matched}] best first. A pasted log
-        line loses its decoration first, as the matcher's lines do (rootcause.text.undecorate)."""
+        """[{id, title, summary, severity, category, score, matched}] best first, without those
+        scoring below RELEVANCE_CUTOFF of the best. A pasted log line loses its decoration
+        first, as the matcher's lines do (rootcause.text.undecorate). A query that is a short
+        name also looks up its name term (an entry's alias, see rootcause.text.name_key)."""
         text = "\n".join(undecorate(line) for line in text.split("\n"))
         query = tokens(text)
         unique = list(dict.fromkeys(query))
@@ -195,15 +221,29 @@ class SearchIndex:
         kept = set(unique)
         pairs = [p for p in dict.fromkeys(terms(text)[len(query):]) if set(p.split("+")) <= kept][:MAX_QUERY_TERMS]
         unique += pairs
+        name = name_key(text)
+        if name is not None:
+            unique.append(name)
+        words = query_words(text, kept)
         scores: dict[int, float] = defaultdict(float)
         matched: dict[int, int] = defaultdict(int)
+        covered: dict[int, set[int]] = defaultdict(set)
+        df: dict[str, int] = {}
         for token in unique:
             postings = self._shard(token).get(token, [])
+            df[token] = len(postings) // 2
+            reach = range(len(words)) if token == name else [i for i, w in enumerate(words) if token in w]
             for i in range(0, len(postings) - 1, 2):
                 scores[postings[i]] += postings[i + 1]
                 matched[postings[i]] += 1
-        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))) for doc, score in scores.items()),
-                        key=lambda p: (-p[1], p[0]))[:limit]
+                covered[postings[i]].update(reach)
+        weights = word_weights(words, df, self.manifest["entries"])
+        total = sum(weights) or 1.0
+        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))
+                          * (sum(weights[i] for i in sorted(covered[doc])) / total) ** 2)
+                         for doc, score in scores.items()), key=lambda p: (-p[1], p[0]))
+        cutoff = self.manifest.get("cutoff", 0) * ranked[0][1] if ranked else 0
+        ranked = [r for r in ranked if r[1] >= cutoff][:limit]
         per = self.manifest["docs_per_shard"]
         out = []
         for doc, score in ranked:

@@ -17,7 +17,7 @@ def test_broken_entries_give_exactly_the_expected_messages():
     assert result.returncode == 1
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     assert result.stdout.decode() == expected
-    assert result.stderr.decode().strip() == "checked 15 entry files: 48 errors in 18 files"
+    assert result.stderr.decode().strip() == "checked 15 entry files: 50 errors in 18 files"
 
 
 def test_every_documented_code_in_the_golden_output_is_explained():
@@ -44,18 +44,40 @@ def test_explain_prints_a_code_and_rejects_unknown_ones():
     assert run_cli("check", "--explain", "E999").returncode == 2
 
 
-#: claims in the bundled entries not yet tied to a source (W002, W003), counted when the check
-#: came in: the number may only fall, and no other problem may appear
-UNTIED_CLAIMS = 52
-
-
 def test_bundled_entries_are_clean():
+    """No error and no warning: in particular no version or issue number the references do not tie
+    (E045, E049), which were warnings while the bundled entries still carried 52 of them."""
     result = run_cli("check")
     assert result.returncode == 0, result.stdout.decode()
-    lines = result.stdout.decode().splitlines()
-    others = [line for line in lines if "warning[W002]" not in line and "warning[W003]" not in line]
-    assert others == []
-    assert len(lines) <= UNTIED_CLAIMS, f"{len(lines)} untied claims; at most {UNTIED_CLAIMS}"
+    assert result.stdout.decode() == ""
+    assert result.stderr.decode().strip().endswith("entry files: no problems"), result.stderr.decode()
+
+
+def test_an_untied_version_and_an_uncited_issue_are_positioned_errors(tmp_path: Path):
+    from conftest import make_project
+
+    project = make_project(tmp_path / "p", [BROKEN / "entries" / "good-reference-entry.yaml"])
+    entry = project / "entries" / "good-reference-entry.yaml"
+    text = entry.read_text(encoding="utf-8")
+    text = text.replace("root_cause: A reason.\n", "root_cause: |\n  A reason.\n  Since DeepSpeed 0.9.2 the engine refuses it; see #1234.\n")
+    text = text.replace("reviewed: 2026-11-30\n", "references:\n  - kind: issue\n    title: another issue\n"
+                        "    url: https://github.com/deepspeedai/DeepSpeed/issues/99\nreviewed: 2026-11-30\n")
+    entry.write_text(text, encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    out = result.stdout.decode()
+    assert result.returncode == 1, out
+    assert ("entries/good-reference-entry.yaml:15:13: error[E045]: root_cause: version DeepSpeed 0.9.2 is not tied "
+            "to a source") in out, out
+    assert ("entries/good-reference-entry.yaml:15:13: error[E049]: root_cause: '#1234' is cited but not among the "
+            "references") in out, out
+    assert "warning[" not in out
+
+    # tied, both disappear: the version by a reference's title, the issue by its address
+    entry.write_text(text.replace("title: another issue", "title: DeepSpeed 0.9.2 release notes")
+                     .replace("issues/99", "issues/1234"), encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    assert result.returncode == 0, result.stdout.decode()
+    assert result.stdout.decode() == ""
 
 
 def test_bad_site_yml_is_reported_with_its_position(tmp_path: Path):
@@ -113,3 +135,17 @@ def test_an_entry_written_twice_is_a_warning_that_names_the_other(tmp_path: Path
     assert ("entries/gpu-memory-exhausted.yaml:2:5: warning[W001]: reads like 'cuda-out-of-memory' "
             "(entries/cuda-out-of-memory.yaml): 100% of their search terms agree") in out, out
     assert "error[E035]" in out   # the copied examples also collide: that part is an error
+
+
+def test_which_hash_numbers_count_as_citations():
+    """A bare '#N' cites an issue, after a filler word or a bracket too; 'rank #3' or 'GPU #1' is no
+    citation, and a sentence's full stop is not part of a repository's name."""
+    from rootcause.entries.claims import _uncited
+
+    threads = [("deepspeedai", "DeepSpeed", "pull", 5)]
+    assert list(_uncited("see #1234 and (#596)", threads)) == ["#1234", "#596"]
+    assert list(_uncited("it re-raises. #2386 replaced it", threads)) == ["#2386"]
+    assert list(_uncited("rank #3 on GPU #1 at step #120", threads)) == []
+    assert list(_uncited("DeepSpeed #5 and PR #5 and (#5)", threads)) == []
+    assert list(_uncited("PR #6, issue #7, pytorch/torchtitan#3738", threads)) == ["PR #6", "issue #7",
+                                                                                 "pytorch/torchtitan#3738"]

@@ -64,7 +64,7 @@ def test_diagnose_prints_no_control_character_from_an_entry_or_a_log(small_proje
     result = run_cli("--root", str(small_project), "diagnose", str(log), timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode()
-    assert "1. Hostile fixture red title with override  (title-escapes; cause; match strong)" in out
+    assert "1. Hostile fixture red title with override  (title-escapes; cause; Strong match: the log prints this entry's own error message)" in out
     assert "   Summary that tries to retitle the terminal  and ring  the bell." in out
     assert "[rank 0] rootcause hostile fixture: the terminal must stay clean at step 3 " in out
     assert "First step: First step  that tries to clear the screen." in out

@@ -199,3 +199,39 @@ def test_timestamps_outweigh_print_order_and_the_launchers_report(diagnose):
     assert first["text"] == "ValueError: tokenizer returned 0 tokens for sample 71"
     assert first["evidence"][0].startswith("its own timestamp (2026-12-01 11:07:19,236) is the earliest")
     assert any("names rank 0 instead" in e for e in first["evidence"])
+
+
+@pytest.mark.parametrize("before, explained", [
+    ("assert", True),      # CUDA's device-side assertion lines, then the traceback cut short
+    ("warning", False),    # a warning entry's line explains nothing
+    ("far", False),        # the cause is more than MESSAGE_LINES lines before the traceback
+])
+def test_a_traceback_cut_before_its_exception_line_is_explained_by_the_cause_just_before_it(
+        diagnose, tmp_path, before, explained):
+    lead = {"assert": ["/opt/pytorch/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: "
+                       "[37,0,0], thread: [92,0,0] Assertion `srcIndex < srcSelectDimSize` failed."] * 2,
+            "warning": ["[rank0]: [W1201 10:00:00 reducer.cpp:1400] Warning: find_unused_parameters=True was specified in "
+                        "DDP constructor, but did not find any unused parameters in the forward pass."],
+            "far": ["/opt/pytorch/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: "
+                    "[37,0,0], thread: [92,0,0] Assertion `srcIndex < srcSelectDimSize` failed."]
+            + ["[rank0]: step 7"] * 12}[before]
+    log = tmp_path / "cut.log"
+    log.write_text("\n".join(lead + ["[rank0]: Traceback (most recent call last):",
+                                      '[rank0]:   File "/workspace/train.py", line 154, in <module>',
+                                      "[rank0]:     loss = step(batch)"]) + "\n", encoding="utf-8")
+    report = diagnose(log)
+    if explained:
+        assert report["status"] == "known" and report["unknown"] == []
+        assert report["first_failure"]["entry"] == "cuda-device-side-assert"
+        assert report["first_failure"]["line"] == 1
+    else:
+        assert report["status"] == "unknown"
+        assert [u["text"] for u in report["unknown"]] == ["a Python traceback whose exception line is not in the log"]
+
+
+def test_a_real_excerpt_of_device_asserts_and_a_cut_traceback_names_the_assert(diagnose):
+    log = THREADS / "megatron-1038.log"   # the 'device-side assert triggered' line is not in the excerpt
+    report = diagnose(log)
+    assert meta(log)["label"] == "cuda-device-side-assert"
+    assert report["first_failure"]["entry"] == "cuda-device-side-assert"
+    assert report["unknown"] == []

@@ -94,6 +94,14 @@ def cascade(newline: str = "\n") -> str:
     return newline.join(lines) + newline
 
 
+ASSERT_LINE = ("/opt/pytorch/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284: indexSelectLargeIndex: block: [37,0,0], "
+               "thread: [92,0,0] Assertion `srcIndex < srcSelectDimSize` failed.")
+UNUSED_WARNING = ("[rank0]: [W1201 10:00:00 reducer.cpp:1400] Warning: find_unused_parameters=True was specified in DDP "
+                  "constructor, but did not find any unused parameters in the forward pass.")
+CUT_TRACEBACK = ["[rank0]: Traceback (most recent call last):",
+                 '[rank0]:   File "/workspace/train.py", line 154, in <module>', "[rank0]:     loss = step(batch)"]
+
+
 def join(*lines: str) -> str:
     return "\n".join(lines) + "\n"
 
@@ -146,6 +154,11 @@ LOGS: dict[str, str] = {
                                 "[rank5]: " + DATALOADER, *sigkill_block(pid=4242)),
     "everything-at-once": cascade() + join(*sigkill_block("[rank5]:"), size_mismatch("lm_head.weight"),
                                            BUS_ERROR, DATALOADER, DATALOADER),
+    # a traceback cut before its exception line: the cause matched just before it explains it,
+    # a warning does not, nor does a cause more than MESSAGE_LINES (12) lines before it
+    "cut-traceback-after-assert": join(*[ASSERT_LINE] * 3, *CUT_TRACEBACK),
+    "cut-traceback-after-warning": join(UNUSED_WARNING, *CUT_TRACEBACK),
+    "cut-traceback-far-after": join(ASSERT_LINE, *["[rank0]: step 7"] * 12, *CUT_TRACEBACK),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",
@@ -409,6 +422,10 @@ TOKEN_CASES = [
     "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
     "ValueError: Error(s) in loading state_dict for Net:\n\tsize mismatch for l1.weight",
     "e" * 300, "A" * 5 + "b" * 5, "1" * 40, "f" * 40, "0x", "0xg", "ee", "e1", "1e", "dead", "beef2",
+    # the normalisation readers' short queries rely on: a word and a short number joined by - or _
+    "ZeRO-3 checkpoint empty", "zero-3", "zero_3", "Zero3", "zero 3", "ZeRO-2 and ZeRO-3", "ds_zero_3", "sm_120",
+    "cuda-12.1", "llama-2-7b", "zero-33", "zero-1234", "x-1y", "-3", "a-1", "fsdp2 FSDP-2", "ZeRO-Offload",
+    "why does my training hang after 100 steps", "how what why when", "OOM", "NaN loss", "EADDRINUSE",
 ]
 
 

@@ -460,14 +460,22 @@ def cascade_log() -> str:
     return "\n".join(lines) + "\n"
 
 
+def signature_requests(recorder) -> list[str]:
+    return [url for url in recorder.requests if url.split("?")[0].endswith("/search/signatures.json")]
+
+
 def open_diagnose(open_context, server):
+    """The diagnose page, its worker started the way a reader starts it: by focusing the box. Until
+    then nothing of the matcher is fetched (the signatures are ~100 KB on the real site)."""
     context, recorder = open_context()
     page = context.new_page()
-    page.goto(server.url("diagnose/"))
-    # the worker loads the site's signatures as soon as the page opens; wait until it has asked
-    # for them (a worker's requests are not in the page's performance timeline) before measuring
+    page.goto(server.url("diagnose/"), wait_until="load")
+    page.wait_for_timeout(200)
+    assert signature_requests(recorder) == [], "the signatures were fetched before the box was used"
+    page.locator("#rc-log").focus()
+    # a worker's requests are not in the page's performance timeline: wait until it has asked
     for _ in range(100):
-        if any(url.split("?")[0].endswith("/search/signatures.json") for url in recorder.requests):
+        if signature_requests(recorder):
             break
         page.wait_for_timeout(50)
     else:
@@ -491,7 +499,8 @@ def test_diagnose_puts_the_cause_first_and_names_the_first_failing_rank(open_con
     first = findings.nth(0)
     assert "rc-finding--first" in first.get_attribute("class")
     assert first.locator("h2 a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
-    assert first.locator("p.rc-muted").first.inner_text() == "cause · match good: a specific error message matched · rank 2"
+    assert first.locator("p.rc-finding__meta").inner_text() == ("cause · Likely: a specific message of this entry "
+                                                                "matched · rank 2")
     assert "[rank 2]" in first.locator("pre").inner_text()
     second = findings.nth(1)
     assert second.locator("h2 a").get_attribute("href").endswith("entries/nccl-watchdog-collective-timeout/")
@@ -499,9 +508,9 @@ def test_diagnose_puts_the_cause_first_and_names_the_first_failing_rank(open_con
     # the report leads with one sentence: what failed first, where, what the others show
     headline = page.locator("#rc-report > *").first
     assert "rc-headline" in headline.get_attribute("class")
-    assert headline.inner_text() == ("Rank 2 failed first: CUDA out of memory. Tried to allocate ...: the GPU ran out "
+    assert headline.text_content() == ("Rank 2 failed first: CUDA out of memory. Tried to allocate ...: the GPU ran out "
                                      "of memory. Rank 0, rank 1 and rank 3 then show consequences of it.")
-    assert page.evaluate("getComputedStyle(document.querySelector('.rc-headline')).fontWeight") == "700"
+    assert page.evaluate("getComputedStyle(document.querySelector('.rc-headline__first')).fontWeight") == "700"
     assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 9 lines")
     shot(page, "diagnose.png")
     new = recorder.requests[before:]
@@ -518,6 +527,85 @@ def test_diagnose_runs_on_paste(open_context, server):
     textarea.dispatch_event("paste")
     wait_for_report(page)
     assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 5 failed first: CUDA out of memory")
+
+
+def test_diagnose_fetches_nothing_of_the_matcher_until_the_box_is_used(open_context, server):
+    """The signatures (~100 KB on the real site), the matcher and the worker load on the first focus
+    of the box (or a paste, a drop, a file chosen), once; never with the page."""
+    context, recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("diagnose/"), wait_until="load")
+    page.wait_for_timeout(300)
+    matcher_parts = ("signatures.json", "matcher", "re2js", "diagnose-worker")
+    assert not [u for u in recorder.requests if any(part in u for part in matcher_parts)], recorder.requests
+    page.locator("#rc-log").focus()
+    for _ in range(100):
+        if signature_requests(recorder):
+            break
+        page.wait_for_timeout(50)
+    assert len(signature_requests(recorder)) == 1
+    page.locator("#rc-log").blur()
+    page.locator("#rc-log").focus()
+    page.locator("#rc-log").fill(cascade_log())
+    page.locator("#rc-diagnose button[type=submit]").click()
+    wait_for_report(page)
+    assert page.locator("#rc-report .rc-finding").count() == 2
+    assert len(signature_requests(recorder)) == 1
+    # a paste into a page whose box was never focused starts the worker too
+    other = context.new_page()
+    before = len(signature_requests(recorder))
+    other.goto(server.url("diagnose/"), wait_until="load")
+    other.locator("#rc-log").evaluate("""(box, text) => {
+        const data = new DataTransfer();
+        data.setData("text/plain", text);
+        box.dispatchEvent(new ClipboardEvent("paste", {clipboardData: data, bubbles: true, cancelable: true}));
+    }""", "[rank0]: step 1 loss 2.0\n" * 1000 + "[rank5]: " + OOM_RANK2 + "\n")  # long: the page takes it over
+    other.wait_for_selector(".rc-finding")
+    assert len(signature_requests(recorder)) == before + 1
+
+
+CONFIDENCE_RANK = {"Strong match": 3, "Likely": 2, "Weak": 1, "A result of the failure above, not a second cause": 0}
+
+
+def test_diagnose_report_leads_with_the_first_failure_in_the_strongest_type(open_context, server):
+    """What failed first is the report's first sentence, in the largest and boldest type on the page,
+    and names its entry as a link; confidence is in words, and a consequence never reads surer than
+    the cause listed above it (it says it follows from it, and links to it)."""
+    page, _recorder = open_diagnose(open_context, server)
+    page.locator("#rc-log").fill(cascade_log())
+    page.locator("#rc-diagnose button[type=submit]").click()
+    wait_for_report(page)
+    assert "rc-headline" in page.locator("#rc-report > *").first.get_attribute("class")
+    lead = page.locator("#rc-report .rc-headline__first")
+    assert lead.inner_text().startswith("Rank 2 failed first: CUDA out of memory")
+    assert lead.locator("a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
+    assert page.locator("#rc-report .rc-headline__then").inner_text() == ("Rank 0, rank 1 and rank 3 then show "
+                                                                           "consequences of it.")
+    styles = page.evaluate("""() => {
+        const lead = document.querySelector('.rc-headline__first');
+        const size = e => parseFloat(getComputedStyle(e).fontSize);
+        const weight = e => parseInt(getComputedStyle(e).fontWeight, 10);
+        const texts = [...document.querySelectorAll('main article *')].filter(e => e !== lead && !lead.contains(e)
+            && e.checkVisibility() && [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
+        return {size: size(lead), weight: weight(lead), color: getComputedStyle(lead).color,
+                others: texts.map(e => [e.tagName + '.' + e.className, size(e), weight(e)]),
+                muted: getComputedStyle(document.querySelector('.rc-finding__meta')).color};
+    }""")
+    assert styles["weight"] >= 700
+    assert all(size <= styles["size"] and weight <= styles["weight"] for _name, size, weight in styles["others"]), \
+        [o for o in styles["others"] if o[1] > styles["size"] or o[2] > styles["weight"]]
+    assert styles["color"] != styles["muted"]
+    findings = page.locator("#rc-report .rc-finding")
+    words = findings.locator(".rc-confidence").all_inner_texts()
+    assert words == ["Likely: a specific message of this entry matched",
+                     "A result of the failure above, not a second cause"]
+    roles = findings.locator(".rc-role").all_inner_texts()
+    levels = [CONFIDENCE_RANK[w.split(":")[0]] for w in words]
+    for i, role in enumerate(roles):
+        if role == "cause":
+            assert all(levels[i] >= levels[j] for j in range(i + 1, len(roles)) if roles[j] != "cause"), words
+    follows = findings.nth(1).locator(".rc-follows a")
+    assert follows.get_attribute("href").endswith("entries/cuda-out-of-memory/")
 
 
 def test_diagnose_reads_a_gzip_file_without_any_request(open_context, server):
@@ -538,7 +626,7 @@ def test_diagnose_reads_a_gzip_file_without_any_request(open_context, server):
     assert page.locator("#rc-report .rc-scanned").inner_text().startswith("Scanned 2,013 lines of train.log.gz in ")
     first = page.locator("#rc-report .rc-finding").first
     assert first.locator("h2 a").get_attribute("href").endswith("entries/torchrun-child-killed-sigkill/")
-    assert "match strong" in first.inner_text()
+    assert "Strong match: the log prints this entry's own error message" in first.inner_text()
     assert page.locator("#rc-report .rc-headline").inner_text().startswith("Rank 6 on dgx-a100-11 failed first")
     assert "Diagnosed train.log.gz" in page.locator("#rc-log").get_attribute("placeholder")
     assert recorder.requests[before:] == [], "diagnosing a file made a request"
@@ -908,7 +996,46 @@ def test_the_entries_index_filters_by_system_category_severity_and_phase(open_co
     assert page.locator(".rc-card:visible").count() == total
 
 
-def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_context, server):
+def test_the_entries_index_filters_by_system_and_phase_and_keeps_the_choice_in_the_address(open_context, server):
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("entries/"))
+    cards = page.locator(".rc-card")
+    total = cards.count()
+    attrs = cards.evaluate_all("cs => cs.map(c => [c.dataset.system.split(' '), c.dataset.phase])")
+    expected = sum(1 for systems, phase in attrs if "pytorch" in systems and phase == "data-loading")
+    assert 0 < expected < total
+    # every control is labelled, reachable by keyboard and at least 24 px tall
+    for select in page.locator("form.rc-filter select").all():
+        assert select.evaluate("s => s.labels.length === 1 && s.labels[0].textContent.trim().length > 0")
+        assert select.bounding_box()["height"] >= 24
+    page.locator("form.rc-filter select[name=system]").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.name") == "category"
+    page.select_option("select[name=system]", "pytorch")
+    page.select_option("select[name=phase]", "data-loading")
+    visible = page.locator(".rc-card:visible")
+    assert visible.count() == expected
+    for systems, phase in visible.evaluate_all("cs => cs.map(c => [c.dataset.system.split(' '), c.dataset.phase])"):
+        assert "pytorch" in systems and phase == "data-loading"
+    assert page.locator(".rc-filter__count").inner_text() == f"{expected} of {total} entries"
+    assert "system=pytorch" in page.url and "phase=data-loading" in page.url
+    # the address is the filtered view: opened again, it shows the same entries
+    linked = context.new_page()
+    linked.goto(page.url)
+    assert linked.locator("select[name=phase]").input_value() == "data-loading"
+    assert linked.locator(".rc-card:visible").count() == expected
+    reset = linked.locator(".rc-filter__reset")
+    assert reset.is_visible() and reset.bounding_box()["height"] >= 24
+    reset.click()
+    assert linked.locator(".rc-card:visible").count() == total
+    assert "phase=" not in linked.url and reset.is_hidden()
+    # an unknown value in the address is ignored, not an empty list
+    linked.goto(server.url("entries/?system=nonesuch"))
+    assert linked.locator(".rc-card:visible").count() == total
+
+
+def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_context, server, tmp_path_factory):
     context, _recorder = open_context(java_script_enabled=False)
     page = context.new_page()
     page.goto(server.url("entries/"))
@@ -918,6 +1045,12 @@ def test_the_entries_index_is_a_plain_list_by_severity_without_javascript(open_c
     # each entry once; every severity badge on an entry page points at an anchor that exists here
     ids = page.locator(".rc-card a.rc-card__title").evaluate_all("as => as.map(a => a.getAttribute('href'))")
     assert len(ids) == len(set(ids))
+    entries = [p for p in (fixture_site(tmp_path_factory) / "entries").iterdir() if (p / "index.html").is_file()]
+    assert len(ids) == len(entries)
+    # all of them, even when the address asks for a filtered view: without JS there is none
+    page.goto(server.url("entries/?system=pytorch&phase=data-loading"))
+    assert page.locator(".rc-card:visible").count() == len(ids)
+    page.goto(server.url("entries/"))
     page.goto(server.url(ENTRY))
     href = page.locator("a.rc-badge--severity").get_attribute("href")
     assert href.split("#")[1] in groups
@@ -966,3 +1099,21 @@ def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(br
     # the only problems: the missing page itself and, at a domain root, the first try at the
     # configured sub-path's assets (the page then moves its links to "/")
     assert all("404" in p or "Failed to load resource" in p for p in recorder.problems), recorder.problems
+
+
+@pytest.mark.parametrize("path, part", [("systems/pytorch/", "table.rc-compare"), ("entries/", "form.rc-filter")])
+def test_the_hub_table_and_the_index_filters_fit_a_phone(open_context, server, path, part):
+    """At 390 px the hub's comparison table stacks its rows and the filters wrap: the document never
+    scrolls sideways."""
+    context, _recorder = open_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(server.url(path))
+    locator = page.locator(part)
+    assert locator.is_visible()
+    if part == "form.rc-filter":
+        page.select_option("select[name=system]", "pytorch")
+    box = locator.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    shot(page, f"phone-{path.strip('/').replace('/', '-')}.png")

@@ -19,7 +19,7 @@ from conftest import REPO, SEED_ENTRY, make_project, run_cli
 from rootcause.site.builder import build
 from rootcause.errors import RootcauseError
 
-ENTRY_SECTIONS = ["quick-answer", "signatures", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
+ENTRY_SECTIONS = ["quick-answer", "signatures", "no-error", "symptoms", "root-cause", "misdiagnosis", "confirm", "fix",
                   "prevention", "examples", "affected", "faq", "related", "references"]
 
 
@@ -44,8 +44,14 @@ def test_every_entry_has_a_page_with_its_sections_in_order(site: Path):
         tree = html(site / "entries" / entry_id / "index.html")
         sections = [node.attributes["id"] for node in tree.css("article section[id]")]
         assert sections == [s for s in ENTRY_SECTIONS if s in sections], entry_id
-        for required in ("quick-answer", "signatures", "root-cause", "fix", "faq"):
-            assert required in sections, (entry_id, required)
+        # a failure that prints no error (role: symptom) says so instead of listing signatures,
+        # and has no derived "what to search for in the logs" question
+        symptom = "\nrole: symptom" in (REPO / "entries" / f"{entry_id}.yaml").read_text(encoding="utf-8")
+        required = ("quick-answer", "no-error", "symptoms", "root-cause", "confirm", "fix") if symptom else \
+            ("quick-answer", "signatures", "root-cause", "fix", "faq")
+        for name in required:
+            assert name in sections, (entry_id, name)
+        assert ("signatures" in sections) != symptom, entry_id
 
 
 def test_seed_entry_page_shows_its_facts(site: Path):
@@ -136,13 +142,41 @@ def test_404_page_links_from_the_configured_sub_path(site: Path):
     assert tree.css_first('link[rel="stylesheet"]').attributes["href"].startswith("/rootcause/assets/")
 
 
-def test_system_hub_groups_by_phase_and_compares(site: Path):
-    tree = html(site / "systems" / "deepspeed" / "index.html")
-    phases = [h.text() for h in tree.css("h2[id^=phase-]")]
-    assert "Checkpoint load" in phases
-    table_rows = tree.css("table.rc-compare tbody tr")
-    entries = [p for p in bundled_ids() if "deepspeed" in (REPO / "entries" / f"{p}.yaml").read_text().split("systems:")[1].split("\n")[0]]
-    assert len(table_rows) == len(entries)
+def _entries_of_system() -> dict[str, dict[str, str]]:
+    """system key → {entry id: phase}, read from the bundled entries' YAML."""
+    import yaml
+
+    systems: dict[str, dict[str, str]] = {}
+    for path in sorted((REPO / "entries").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for system in data["systems"]:
+            systems.setdefault(system, {})[data["id"]] = data["phase"]
+    return systems
+
+
+def test_system_hubs_list_each_entry_once_grouped_by_phase_in_one_table(site: Path):
+    """A hub is one compact table: a row group per phase (site.yml's order), each entry once,
+    as a link in its row header; no second listing of cards. The HTML stays small."""
+    import yaml
+
+    phase_order = list(yaml.safe_load((REPO / "site.yml").read_text(encoding="utf-8"))["vocabularies"]["phases"])
+    for system, members in _entries_of_system().items():
+        path = site / "systems" / system / "index.html"
+        tree = html(path)
+        assert tree.css("li.rc-card") == [], system
+        tables = tree.css("article table.rc-compare")
+        assert len(tables) == 1, system
+        listed = [a.attributes["href"].rstrip("/").rsplit("/", 1)[-1]
+                  for a in tree.css("article a[href*='entries/']")]
+        assert sorted(listed) == sorted(members), system   # each entry exactly once
+        groups = [th.attributes["id"].removeprefix("phase-") for th in tables[0].css("tbody > tr.rc-hub__phase > th")]
+        assert groups == [p for p in phase_order if p in set(members.values())], system
+        for body in tables[0].css("tbody"):
+            phase = body.css_first("tr.rc-hub__phase > th").attributes["id"].removeprefix("phase-")
+            for a in body.css("th[scope=row] a"):
+                assert members[a.attributes["href"].rstrip("/").rsplit("/", 1)[-1]] == phase, (system, a.text())
+        assert [a.attributes["href"] for a in tree.css("nav.rc-phases a")] == [f"#phase-{p}" for p in groups]
+        assert path.stat().st_size < 8_000 + 700 * len(members), (system, path.stat().st_size)
 
 
 def test_home_lists_categories_systems_and_recent(site: Path):
@@ -200,9 +234,12 @@ def test_tokens_find_identifiers_whole_and_by_parts():
     from rootcause.text import tokens
 
     assert tokens("CUDA_VISIBLE_DEVICES") == ["cuda_visible_devices", "cuda", "visible", "device"]
-    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:6] == ["zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
+    # a word joined to a short number by "_" or "-" comes first also written together (rank_0 → rank0)
+    assert tokens("zero_pp_rank_0_mp_rank_00_model_states.pt")[:8] == [
+        "rank0", "rank00", "zero_pp_rank_0_mp_rank_00_model_states", "zero", "pp", "rank", "0", "mp"]
     assert tokens("weights entries process") == ["weight", "entry", "process"]
-    assert tokens("bf16 on an A100") == ["bf16", "bf", "a100"]  # short hex-looking words are terms
+    # short hex-looking words are terms; a case or digit change leaves no two-letter scrap ("bf")
+    assert tokens("bf16 on an A100") == ["bf16", "a100"]
     assert tokens("ChildFailedError") == ["childfailederror", "child", "failed", "error"]
     assert tokens("at 0x7f3a2c4d 12345 the deadbeef42 step") == ["step"]  # volatile tokens and stop words dropped
     assert tokens("torch.Size([0]) stage 3") == ["torch", "size", "0", "stage", "3"]

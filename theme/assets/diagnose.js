@@ -1,6 +1,7 @@
 // The diagnose page: paste or drop a log (plain or .gz), match it in a worker, show the report
 // (and, first, anything the worker could not read).
-// Nothing is sent anywhere: the worker only fetches this site's own signatures file.
+// Nothing is sent anywhere: the worker only fetches this site's own signatures file, and only
+// once the reader turns to the box (focus, paste, drop, file), not when the page opens.
 (function () {
   "use strict";
   var form = document.getElementById("rc-diagnose");
@@ -14,7 +15,16 @@
   workerUrl.searchParams.set("re2js", new URL(form.getAttribute("data-re2js"), document.baseURI).href);
   workerUrl.searchParams.set("matcher", new URL(form.getAttribute("data-matcher"), document.baseURI).href);
   workerUrl.searchParams.set("signatures", new URL(form.getAttribute("data-signatures"), document.baseURI).href);
-  var worker = new Worker(workerUrl.href);
+  // The worker (and with it the matcher and the site's signatures, ~100 KB) starts when the reader
+  // first reaches for the box: its focus, a paste, a drag over it or a file chosen; never on load.
+  var worker = null;
+  function ready() {
+    if (!worker) {
+      worker = new Worker(workerUrl.href);
+      worker.onmessage = received;
+    }
+    return worker;
+  }
   var serial = 0;
   var pendingName = "";
 
@@ -92,6 +102,28 @@
     }).catch(function () { /* no index (an old copy of the site): no tier */ });
   }
 
+  // The report's first sentence, what failed first, in the page's strongest type; the entry it
+  // names is a link, and what the other processes show follows in body type.
+  function headline(report, failed) {
+    var p = el("p", "rc-headline" + (failed ? "" : " admonition note"));
+    var text = report.headline, ff = report.first_failure;
+    var named = ff && ff.entry ? report.results.filter(function (r) { return r.entry === ff.entry; })[0] : null;
+    // the lead is all but the closing "<others> then show(s) consequences of it." (matcher.headline)
+    var end = text.length, then = text.lastIndexOf(" then show");
+    if (then >= 0 && /consequences of it\.$/.test(text)) end = text.lastIndexOf(". ", then) + 1 || text.length;
+    var at = named ? text.slice(0, end).indexOf(named.title) : -1;
+    var lead = el("span", "rc-headline__first");
+    if (at >= 0) {
+      lead.appendChild(document.createTextNode(text.slice(0, at)));
+      lead.appendChild(entryLink(named.title, named.url));
+      lead.appendChild(document.createTextNode(text.slice(at + named.title.length, end)));
+    } else lead.textContent = text.slice(0, end);
+    p.appendChild(lead);
+    var rest = text.slice(end);
+    if (rest) p.appendChild(el("span", "rc-headline__then", rest));
+    return p;
+  }
+
   function megabytes(bytes) { return (bytes / 1048576).toLocaleString(undefined, { maximumFractionDigits: 1 }) + " MB"; }
 
   function render(report, ms, source, unread) {
@@ -103,7 +135,7 @@
         " lines read up to byte " + unread.at.toLocaleString() + " of " + unread.total.toLocaleString() + "."));
     }
     var failed = report.status !== "none";
-    out.appendChild(el("p", "rc-headline" + (failed ? "" : " admonition note"), report.headline));
+    out.appendChild(headline(report, failed));
     var ff = report.first_failure;
     if (ff) {
       var where = "Line " + ff.line + (ff.time ? ", " + ff.time : "") + ": ";
@@ -127,12 +159,27 @@
       out.appendChild(unknown);
       possible(report, out);
     }
+    var cause = report.results.filter(function (r) { return r.role === "cause"; })[0] || null;
+    var following = report.status !== "consequences" || cause !== null;  // as ranking._steady
     report.results.forEach(function (r, i) {
       var box = el("article", "rc-finding rc-finding--" + r.role + (i === 0 && report.status === "known" ? " rc-finding--first" : ""));
       var h = el("h2");
       h.appendChild(entryLink(r.title, r.url));
       box.appendChild(h);
-      box.appendChild(el("p", "rc-muted", ROLE_LABEL[r.role] + " · match " + r.confidence_text + (r.ranks.length ? " · rank " + r.ranks.join(", ") : "")));
+      var meta = el("p", "rc-finding__meta");
+      meta.appendChild(el("span", "rc-role", ROLE_LABEL[r.role]));
+      meta.appendChild(document.createTextNode(" · "));
+      var sure = r.role === "consequence" && following ? "rc-confidence--none" : "rc-confidence--" + r.confidence;
+      meta.appendChild(el("span", "rc-confidence " + sure, r.confidence_text));
+      if (r.ranks.length) meta.appendChild(document.createTextNode(" · rank " + r.ranks.join(", ")));
+      box.appendChild(meta);
+      if (r.role === "consequence" && cause) {
+        // the entry this one follows from, as the report lists it above
+        var from = el("p", "rc-follows");
+        from.appendChild(document.createTextNode("Follows from: "));
+        from.appendChild(entryLink(cause.title, cause.url));
+        box.appendChild(from);
+      }
       box.appendChild(el("p", null, r.summary));
       box.appendChild(lineBlock(r.lines, r.more_lines));
       if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "First step: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
@@ -157,7 +204,7 @@
     out.appendChild(el("p", "rc-muted rc-scanned", "Scanned " + report.lines_scanned.toLocaleString() + " lines" + (source ? " of " + source : "") + " in " + Math.round(ms) + " ms, in this browser."));
   }
 
-  worker.onmessage = function (event) {
+  function received(event) {
     var msg = event.data;
     if (msg.id !== serial) return;
     if (msg.type === "progress") {
@@ -166,13 +213,13 @@
     }
     else if (msg.type === "report") { status.textContent = ""; render(msg.report, msg.ms, pendingName, msg.unread); }
     else if (msg.type === "error") { status.textContent = "Could not diagnose: " + msg.message; }
-  };
+  }
 
   function runText(text, name) {
     serial++;
     pendingName = name || "";
     status.textContent = "Scanning…";
-    worker.postMessage({ type: "run", id: serial, text: text, top: 5 });
+    ready().postMessage({ type: "run", id: serial, text: text, top: 5 });
   }
 
   // The file itself goes to the worker, which reads it in chunks: a log of gigabytes is never
@@ -181,7 +228,7 @@
     serial++;
     pendingName = file.name;
     status.textContent = "Scanning " + file.name + "…";
-    worker.postMessage({ type: "run", id: serial, file: file, top: 5 });
+    ready().postMessage({ type: "run", id: serial, file: file, top: 5 });
     textarea.value = "";
     textarea.placeholder = "Diagnosed " + file.name + " (" + file.size.toLocaleString() + " bytes). Paste another log or drop another file.";
   }
@@ -209,8 +256,10 @@
     pasted = null;
     setTimeout(function () { runText(textarea.value, ""); }, 0);
   });
+  textarea.addEventListener("focus", ready);
+  fileInput.addEventListener("click", ready);
   ["dragenter", "dragover"].forEach(function (type) {
-    form.addEventListener(type, function (event) { event.preventDefault(); form.classList.add("rc-dragging"); });
+    form.addEventListener(type, function (event) { event.preventDefault(); ready(); form.classList.add("rc-dragging"); });
   });
   ["dragleave", "drop"].forEach(function (type) {
     form.addEventListener(type, function () { form.classList.remove("rc-dragging"); });

@@ -447,7 +447,22 @@
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
-  function explain(model, matches, consequenceEntries) {
+  // incident._just_before: the closest match before a cut-short traceback, not of a warning
+  function justBefore(failure, byStream, warningEntries) {
+    var best = null, bestLine = failure.start - MESSAGE_LINES - 1;
+    byStream.forEach(function (found, stream) {
+      if (!fits(stream, failure.stream)) return;
+      found.forEach(function (m) {
+        if (warningEntries.has(m.sig.entry)) return;
+        var line = null;
+        m.lines.forEach(function (n) { if (n < failure.start && (line === null || n > line)) line = n; });
+        if (line !== null && line > bestLine) { best = m; bestLine = line; }
+      });
+    });
+    return best;
+  }
+
+  function explain(model, matches, consequenceEntries, warningEntries) {
     var byStream = new Map();
     matches.forEach(function (m) { if (!byStream.has(m.stream)) byStream.set(m.stream, []); byStream.get(m.stream).push(m); });
     model.failures.forEach(function (failure) {
@@ -458,6 +473,7 @@
           if (m.lines.some(function (n) { return failure.start <= n && n <= end; })) best = best || m;
         });
       });
+      if (!best && failure.text === INCOMPLETE_TRACEBACK) best = justBefore(failure, byStream, warningEntries);
       if (best) failure.explainedBy = best.sig.entry;
       else if (failure.kind !== "signal" && CONSEQUENCE_HINTS.test(failure.text)) failure.consequence = true;
     });
@@ -693,7 +709,9 @@
     model.finish();
     var consequenceEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "consequence"; })
       .map(function (f) { return f.entry; }));
-    explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries);
+    var warningEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "warning"; })
+      .map(function (f) { return f.entry; }));
+    explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries, warningEntries);
     var causes = [], consequences = [], notes = [];
     findings.forEach(function (f) {
       var info = infos[f.entry];
@@ -1116,10 +1134,19 @@
 
   // -- the report (ranking.report_json), field for field (bytes_scanned and "possible" aside) ------
   var CONFIDENCE_WORDS = {
-    high: "strong: the full error text matched, with its context or several of the entry's messages",
-    medium: "good: a specific error message matched",
-    low: "weak: only a short or generic message matched"
+    high: "Strong match: the log prints this entry's own error message",
+    medium: "Likely: a specific message of this entry matched",
+    low: "Weak: only a short or generic line matched"
   };
+  var CONSEQUENCE_WORDS = "A result of the failure above, not a second cause";
+
+  // ranking._steady: below the first failure, a consequence carries no strength of its own
+  function steady(results, status) {
+    if (status !== "consequences" || results.some(function (r) { return r.role === "cause"; })) {
+      results.forEach(function (r) { if (r.role === "consequence") r.confidence_text = CONSEQUENCE_WORDS; });
+    }
+    return results;
+  }
 
   function entryJson(f, scan, infos, limits) {
     var info = infos[f.entry];
@@ -1215,7 +1242,7 @@
       lines_scanned: scan.linesScanned,
       status: incident.status,
       headline: headline(incident, infos),
-      results: incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }),
+      results: steady(incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }), incident.status),
       first_failure: incident.first,
       unknown: incident.unknown.slice(0, top).map(failureJson),
       notes: incident.notes.map(function (f) { return entryJson(f, scan, infos, limits); }),

@@ -7,8 +7,10 @@
   var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
   var HEXISH = /^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$/;
   var MAX_TERMS = 12;
+  var JOIN = /([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])/g;  // "ZeRO-3" is also "zero3" (rootcause.text._JOIN)
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
-    "that the their then there these this to was were will with you your").split(" ");
+    "that the their then there these this to was were will with you your " +
+    "how what why when where which do does did can could should would my me we our after while during using get got").split(" ");
 
   function volatile(token) {
     return (/^[0-9]+$/.test(token) && token.length > 1) || HEXISH.test(token);
@@ -28,19 +30,30 @@
   function tokens(text, stopwords) {
     var stop = stopwords || STOPWORDS || new Set(DEFAULT_STOPWORDS);
     var out = [];
-    var runs = String(text).match(RUN) || [];
-    for (var i = 0; i < runs.length; i++) {
-      var run = runs[i];
+    text = String(text);
+    var joins = [], m, next = 0;
+    if (/[-_]/.test(text)) {
+      JOIN.lastIndex = 0;
+      while ((m = JOIN.exec(text)) !== null) joins.push([m.index, m[1].toLowerCase() + m[2]]);
+    }
+    var runMatch;
+    RUN.lastIndex = 0;
+    while ((runMatch = RUN.exec(text)) !== null) {
+      var run = runMatch[0];
+      // a word joined to a short number ("ZeRO-3") first gives the two written together ("zero3")
+      while (next < joins.length && joins[next][0] < runMatch.index + run.length) out.push(joins[next++][1]);
       var whole = run.toLowerCase();
-      if (volatile(whole)) continue;
-      if (keep(whole, stop)) out.push(stem(whole));
-      var parts = [];
-      var chunks = run.split("_");
-      for (var j = 0; j < chunks.length; j++) {
-        var found = chunks[j].match(PART) || [];
-        for (var k = 0; k < found.length; k++) parts.push(found[k]);
-      }
-      if (parts.length > 1) {
+      if (!volatile(whole)) {
+        if (keep(whole, stop)) out.push(stem(whole));
+        // parts of a chunk split at a case or digit change: words of 3 letters or more, and digits
+        var parts = [];
+        var chunks = run.split("_");
+        for (var j = 0; j < chunks.length; j++) {
+          var found = chunks[j].match(PART) || [];
+          for (var k = 0; k < found.length; k++) {
+            if (found.length === 1 || found[k].length >= 3 || /^[0-9]+$/.test(found[k])) parts.push(found[k]);
+          }
+        }
         for (var p = 0; p < parts.length; p++) {
           var part = parts[p].toLowerCase();
           if (keep(part, stop) && part !== whole) out.push(stem(part));
@@ -50,11 +63,49 @@
     return out;
   }
 
+  // The term of a whole short name, as rootcause.text.name_key: "~" + its tokens read without case.
+  var NAME_TOKENS = 8;
+  function nameKey(text, stopwords) {
+    var found = Array.from(new Set(tokens(String(text).toLowerCase(), stopwords).filter(function (t) {
+      return t.indexOf("_") < 0;  // an identifier counts by its parts
+    }))).sort();
+    return found.length > 0 && found.length <= NAME_TOKENS ? "~" + found.join("+") : null;
+  }
+
+  // The query's words (split at white space) with a kept token, each as its set of tokens, as
+  // rootcause.site.search.query_words: an entry's score is scaled by the square of the share of
+  // words it matches.
+  function queryWords(text, kept) {
+    var out = [];
+    String(text).split(/[ \t\n\r\f\v]+/).forEach(function (chunk) {
+      var w = new Set(tokens(chunk).filter(function (t) { return kept.has(t); }));
+      if (w.size) out.push(w);
+    });
+    return out;
+  }
+
+  // Each word's weight: the square of the rounded idf of its rarest token found
+  // (rootcause.site.search.word_weights).
+  function wordWeights(words, df, n) {
+    return words.map(function (w) {
+      var best = 0, found = false;
+      Array.from(w).sort().forEach(function (t) {
+        if (!df[t]) return;
+        var idf = Math.floor(Math.log(1 + n / df[t]) * 1000 + 0.5) / 1000;
+        if (!found || idf > best) { best = idf; found = true; }
+      });
+      return best * best;
+    });
+  }
+
   // Tokens plus neighbouring pairs, as rootcause.text.terms.
   function terms(text, stopwords) {
     var found = tokens(text, stopwords);
     var out = found.slice();
-    for (var i = 0; i + 1 < found.length; i++) if (found[i] !== found[i + 1]) out.push(found[i] + "+" + found[i + 1]);
+    for (var i = 0; i + 1 < found.length; i++) {
+      var a = found[i], b = found[i + 1];  // a word is not paired with its own part
+      if (a.lastIndexOf(b, 0) !== 0 && b.lastIndexOf(a, 0) !== 0) out.push(a + "+" + b);
+    }
     return out;
   }
 
@@ -124,39 +175,63 @@
         return kept.has(parts[0]) && kept.has(parts[1]);
       }).slice(0, MAX_TERMS);
       unique = unique.concat(pairs);
+      var name = nameKey(text);
+      if (name !== null) unique.push(name);
       var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
       return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
         var byKey = Object.create(null);
         keys.forEach(function (k, i) { byKey[k] = shards[i]; });
+        var words = queryWords(text, kept);
         var scores = new Map();
         var matched = new Map();
+        var covered = new Map();
+        var df = Object.create(null);
         unique.forEach(function (token) {
           var key = self.shardKey(manifest, token);
           if (!key) return;
+          var reach = [];
+          words.forEach(function (w, i) { if (token === name || w.has(token)) reach.push(i); });
           var shard = byKey[key];
           var lists = [];
           if (shard[token]) lists.push([shard[token], 1]);
           if (token === last) {
             var extra = 0;
             Object.keys(shard).sort().forEach(function (other) {
-              if (other !== token && other.lastIndexOf(token, 0) === 0 && extra < 24) { lists.push([shard[other], 0.7]); extra++; }
+              // longer words only: not the pairs ("oom+killer") nor names that start with it
+              if (other !== token && other.lastIndexOf(token, 0) === 0 && !/[+~]/.test(other) && extra < 24) {
+                lists.push([shard[other], 0.7]);
+                extra++;
+              }
             });
           }
           var seen = new Set();
+          df[token] = 0;
           lists.forEach(function (pair) {
             var postings = pair[0], weight = pair[1];  // flat: doc, score, doc, score, ...
             for (var i = 0; i + 1 < postings.length; i += 2) {
               var doc = postings[i];
               scores.set(doc, (scores.get(doc) || 0) + postings[i + 1] * weight);
-              if (!seen.has(doc)) { seen.add(doc); matched.set(doc, (matched.get(doc) || 0) + 1); }
+              if (!seen.has(doc)) {
+                seen.add(doc);
+                matched.set(doc, (matched.get(doc) || 0) + 1);
+                if (!covered.has(doc)) covered.set(doc, new Set());
+                reach.forEach(function (i) { covered.get(doc).add(i); });
+              }
             }
           });
+          df[token] = seen.size;
         });
+        var weights = wordWeights(words, df, manifest.entries);
+        var total = weights.reduce(function (a, b) { return a + b; }, 0) || 1;
         var ranked = Array.from(scores.keys()).map(function (doc) {
-          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length)];
+          var share = Array.from(covered.get(doc)).sort(function (a, b) { return a - b; })
+            .reduce(function (sum, i) { return sum + weights[i]; }, 0) / total;
+          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share];
         });
         ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
-        ranked = ranked.slice(0, limit);
+        // the tail scoring below a fraction of the best is noise, not a longer answer
+        var cutoff = ranked.length ? (manifest.cutoff || 0) * ranked[0][1] : 0;
+        ranked = ranked.filter(function (r) { return r[1] >= cutoff; }).slice(0, limit);
         var per = manifest.docs_per_shard;
         var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
         return Promise.all(needed.map(function (n) { return self.load(self.base + manifest.doc_shards[n]); })).then(function (docShards) {
@@ -172,7 +247,70 @@
     });
   };
 
-  var api = { tokens: tokens, terms: terms, Index: Index };
+  // -- showing a hit -----------------------------------------------------------------------------
+  // What a results list marks: the query's tokens, and the word being typed as a prefix.
+  function queryTerms(text, prefix) {
+    var found = tokens(text);
+    var last = prefix && /[A-Za-z0-9_]$/.test(text) && found.length ? found[found.length - 1] : null;
+    return { tokens: new Set(found), prefix: last };
+  }
+
+  var CODE_SPAN = /(`+)([\s\S]+?)\1/g;
+  var EMPHASIS = /(\*\*|\*)(?=\S)([\s\S]+?)\1|\[([^\]]*)\]\([^)]*\)/g;
+
+  // Inline Markdown of a title as pieces [text, code]: code spans are kept as code, emphasis and
+  // links lose their marks (as rootcause.text.plain), so no backtick or asterisk is shown.
+  function inline(text) {
+    var out = [], last = 0, m;
+    text = String(text);
+    function prose(part) {
+      part = part.replace(EMPHASIS, function (all, mark, body, link) { return link !== undefined ? link : body; });
+      if (part) out.push([part, false]);
+    }
+    CODE_SPAN.lastIndex = 0;
+    while ((m = CODE_SPAN.exec(text)) !== null) {
+      prose(text.slice(last, m.index));
+      out.push([m[2].trim(), true]);
+      last = m.index + m[0].length;
+    }
+    prose(text.slice(last));
+    return out;
+  }
+
+  // Pieces {text, code, mark, span} of a title (markdown) or summary: the words whose tokens the query
+  // has are marked. Rendered with text nodes only (site.js), so nothing here is parsed as HTML.
+  function pieces(text, terms, markdown) {
+    var out = [];
+    var span = 0;  // which code span a piece belongs to (one <code> each)
+    function push(piece, code, mark) {
+      var prev = out[out.length - 1];
+      if (prev && prev.code === code && prev.mark === mark && prev.span === span) prev.text += piece;
+      else if (piece) out.push({ text: piece, code: code, mark: mark, span: span });
+    }
+    function hit(word) {
+      var found = tokens(word);
+      for (var i = 0; i < found.length; i++) {
+        if (terms.tokens.has(found[i])) return true;
+        if (terms.prefix && terms.prefix.length >= 2 && found[i].lastIndexOf(terms.prefix, 0) === 0) return true;
+      }
+      return false;
+    }
+    (markdown ? inline(text) : [[String(text), false]]).forEach(function (part) {
+      var str = part[0], code = part[1], last = 0, m;
+      span++;
+      var word = /[A-Za-z0-9_]+(?:-[0-9]{1,3}(?![0-9A-Za-z]))?/g;
+      while ((m = word.exec(str)) !== null) {
+        push(str.slice(last, m.index), code, false);
+        push(m[0], code, hit(m[0]));
+        last = m.index + m[0].length;
+      }
+      push(str.slice(last), code, false);
+    });
+    return out;
+  }
+
+  var api = { tokens: tokens, terms: terms, nameKey: nameKey, queryTerms: queryTerms, inline: inline, pieces: pieces,
+              Index: Index };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseSearch = api;
 })(typeof self !== "undefined" ? self : this);

@@ -43,14 +43,17 @@
     });
   });
 
-  // -- the entries index: filter by system, category, severity and phase (a plain list without JS)
+  // -- the entries index: filter by system, category, severity and phase (a plain list without JS).
+  // The choice is kept in the address (?system=pytorch&phase=launch), so a filtered view can be linked.
   var filter = document.querySelector("[data-filter]");
   if (filter) {
     filter.hidden = false;
     var cards = Array.prototype.slice.call(document.querySelectorAll(".rc-cards > .rc-card"));
-    var apply = function () {
+    var selects = Array.prototype.slice.call(filter.querySelectorAll("select"));
+    var reset = filter.querySelector("[data-filter-reset]");
+    var apply = function (remember) {
       var wanted = {};
-      filter.querySelectorAll("select").forEach(function (select) { if (select.value) wanted[select.name] = select.value; });
+      selects.forEach(function (select) { if (select.value) wanted[select.name] = select.value; });
       var shown = 0;
       cards.forEach(function (card) {
         var ok = Object.keys(wanted).every(function (field) {
@@ -63,9 +66,29 @@
         group.hidden = !group.querySelector(".rc-card:not([hidden])");
       });
       filter.querySelector("output").textContent = shown + " of " + cards.length + " entries";
+      if (reset) reset.hidden = !Object.keys(wanted).length;
+      if (remember) {
+        var url = new URL(window.location.href);
+        selects.forEach(function (select) {
+          if (select.value) url.searchParams.set(select.name, select.value); else url.searchParams.delete(select.name);
+        });
+        history.replaceState(null, "", url.toString());
+      }
     };
-    filter.addEventListener("change", apply);
-    apply();
+    var params = new URL(window.location.href).searchParams;
+    selects.forEach(function (select) {
+      var value = params.get(select.name);
+      var known = Array.prototype.some.call(select.options, function (option) { return option.value === value; });
+      if (value && known) select.value = value;
+    });
+    filter.addEventListener("change", function () { apply(true); });
+    filter.addEventListener("submit", function (event) { event.preventDefault(); });
+    if (reset) reset.addEventListener("click", function () {
+      selects.forEach(function (select) { select.value = ""; });
+      apply(true);
+      selects[0].focus();
+    });
+    apply(false);
   }
 
   // -- search -------------------------------------------------------------------------------------
@@ -88,39 +111,87 @@
   // the diagnose page asks the same index for entries related to an unexplained error
   window.RootcauseSite = { searchIndex: index };
 
-  function resultItem(hit, idPrefix, n) {
+  // Text with the query's words in <mark> and code spans in <code>, from text nodes only: a
+  // title or summary is never parsed as HTML.
+  function fill(parent, pieces) {
+    var code = null, span = -1;
+    pieces.forEach(function (piece) {
+      var node = document.createTextNode(piece.text);
+      if (piece.mark) { var mark = document.createElement("mark"); mark.appendChild(node); node = mark; }
+      if (!piece.code) { code = null; parent.appendChild(node); return; }
+      if (!code || span !== piece.span) {  // one <code> per code span, holding its marks
+        code = document.createElement("code");
+        span = piece.span;
+        parent.appendChild(code);
+      }
+      code.appendChild(node);
+    });
+  }
+
+  function resultItem(api, hit, terms, idPrefix, n, option) {
     var a = document.createElement("a");
     a.href = rootPath + "entries/" + hit.id + "/";
     a.className = "rc-result";
     a.id = idPrefix + n;
-    a.setAttribute("role", "option");
+    if (option) {  // in the header's listbox; the pages list plain links
+      a.setAttribute("role", "option");
+      a.setAttribute("aria-selected", "false");
+      a.tabIndex = -1;
+    }
     var title = document.createElement("span");
     title.className = "rc-result__title";
-    title.textContent = hit.title;
+    fill(title, api.pieces(hit.title, terms, true));
     var summary = document.createElement("span");
     summary.className = "rc-result__summary";
-    summary.textContent = hit.summary;
+    fill(summary, api.pieces(hit.summary, terms, false));
     a.appendChild(title);
     a.appendChild(summary);
     return a;
   }
 
+  // The header's box is a combobox: its listbox of results (options) pops up under it, arrow keys
+  // move the active option (aria-activedescendant), Enter opens it, Escape closes the list. The
+  // search and home pages list results as plain links under their box.
   function attachSearch(input, results, options) {
     var active = -1;
     var serial = 0;
+    var panel = options.dropdown ? results.parentNode : results;
+    var note = null, all = null;
+    if (options.dropdown) {
+      note = panel.querySelector(".rc-result--none");
+      all = panel.querySelector(".rc-search__all");
+    }
     function items() { return results.querySelectorAll(".rc-result"); }
     function setActive(n) {
       var list = items();
       if (!list.length) return;
       active = (n + list.length) % list.length;
-      list.forEach(function (el, i) { el.setAttribute("aria-selected", i === active ? "true" : "false"); });
+      list.forEach(function (el, i) {
+        el.classList.toggle("rc-active", i === active);
+        if (options.dropdown) el.setAttribute("aria-selected", i === active ? "true" : "false");  // options only
+      });
       input.setAttribute("aria-activedescendant", list[active].id);
       list[active].scrollIntoView({ block: "nearest" });
     }
+    function open() {
+      if (!options.dropdown) return;
+      panel.hidden = false;
+      input.setAttribute("aria-expanded", results.hidden ? "false" : "true");
+    }
     function close() {
-      if (options.dropdown) { results.hidden = true; input.setAttribute("aria-expanded", "false"); }
+      if (options.dropdown) { panel.hidden = true; input.setAttribute("aria-expanded", "false"); }
       active = -1;
       input.removeAttribute("aria-activedescendant");
+      items().forEach(function (el) { el.setAttribute("aria-selected", "false"); });
+    }
+    function say(text) {  // a message instead of results: outside the listbox, which holds options only
+      if (options.dropdown) { note.textContent = text; note.hidden = !text; }
+      else if (text) {
+        var none = document.createElement("p");
+        none.className = "rc-result--none";
+        none.textContent = text;
+        results.appendChild(none);
+      }
     }
     var limit = options.limit;
     function run(event) {
@@ -131,15 +202,20 @@
       if (!text.trim()) { results.textContent = ""; close(); return; }
       index().then(function (idx) { return idx.query(text, limit, true); }).then(function (hits) {
         if (mine !== serial) return;  // a newer keystroke won
+        var api = window.RootcauseSearch;
+        var terms = api.queryTerms(text, true);
         results.textContent = "";
         active = -1;
-        if (!hits.length) {
-          var none = document.createElement("p");
-          none.className = "rc-result--none";
-          none.textContent = "No entry matches. Try fewer words, or paste the whole log into Diagnose.";
-          results.appendChild(none);
+        input.removeAttribute("aria-activedescendant");
+        if (options.dropdown) say("");
+        if (!hits.length) say("No entry matches. Try other words, or paste the whole log into Diagnose.");
+        hits.forEach(function (hit, n) { results.appendChild(resultItem(api, hit, terms, input.id + "-r", n, options.dropdown)); });
+        if (options.dropdown) {
+          results.hidden = !hits.length;  // an empty listbox is not shown
+          all.href = rootPath + "search/?q=" + encodeURIComponent(text);
+          all.textContent = "All results for \u201c" + (text.length > 40 ? text.slice(0, 40) + "\u2026" : text) + "\u201d";
+          open();
         }
-        hits.forEach(function (hit, n) { results.appendChild(resultItem(hit, input.id + "-r", n)); });
         if (options.more && hits.length === limit) {
           // each page of results costs the entries' summaries: fetch more only when asked
           var more = document.createElement("button");
@@ -149,21 +225,29 @@
           more.addEventListener("click", function () { limit += options.limit; run(); });
           results.appendChild(more);
         }
-        if (options.dropdown) { results.hidden = false; input.setAttribute("aria-expanded", "true"); }
       }).catch(function (error) {
-        results.textContent = "Search is unavailable: " + error.message;
+        results.textContent = "";
+        say("Search is unavailable: " + error.message);
+        open();
       });
     }
     input.addEventListener("input", run);
-    input.addEventListener("keydown", function (event) {
-      if (event.key === "ArrowDown") { event.preventDefault(); setActive(active + 1); }
-      else if (event.key === "ArrowUp") { event.preventDefault(); setActive(active - 1); }
-      else if (event.key === "Escape") { close(); }
-      else if (event.key === "Enter" && active >= 0) { event.preventDefault(); items()[active].click(); }
-    });
     if (options.dropdown) {
+      input.addEventListener("keydown", function (event) {
+        var shown = !panel.hidden;
+        if (event.key === "ArrowDown") { event.preventDefault(); if (!shown && input.value.trim()) open(); setActive(active + 1); }
+        else if (event.key === "ArrowUp") { event.preventDefault(); setActive(active - 1); }
+        else if (event.key === "Escape") { if (shown) { event.preventDefault(); close(); } }
+        else if (event.key === "Enter" && active >= 0 && shown) { event.preventDefault(); items()[active].click(); }
+      });
       document.addEventListener("click", function (event) { if (!input.form.contains(event.target)) close(); });
-      input.addEventListener("focus", function () { index(); if (input.value.trim() && results.childNodes.length) { results.hidden = false; } });
+      input.addEventListener("focus", function () { index(); if (input.value.trim() && (results.childNodes.length || !note.hidden)) open(); });
+    } else {   // the pages' plain list of links: the arrow keys mark one (rc-active), Enter follows it
+      input.addEventListener("keydown", function (event) {
+        if (event.key === "ArrowDown") { event.preventDefault(); setActive(active + 1); }
+        else if (event.key === "ArrowUp") { event.preventDefault(); setActive(active - 1); }
+        else if (event.key === "Enter" && active >= 0 && items()[active]) { event.preventDefault(); items()[active].click(); }
+      });
     }
     return run;
   }
