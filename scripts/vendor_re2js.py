@@ -11,119 +11,18 @@ SHA-256 of each vendored file.
     python scripts/vendor_re2js.py                  # re-fetch the pinned version; refuse any byte that differs
     python scripts/vendor_re2js.py --version 2.11.0 # move the pin to another version (then run the tests)
     python scripts/vendor_re2js.py --check          # offline: the vendored files are the pinned ones
-
-The tarball comes from `npm pack re2js@VERSION` (npm checks it against the registry's integrity
-hash); only the named files are taken out of it, as regular files.
 """
 
 from __future__ import annotations
 
-import argparse
-import base64
-import hashlib
-import json
-import shutil
-import subprocess
 import sys
-import tarfile
-import tempfile
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-LOCK = REPO / "scripts" / "re2js.lock.json"
-PACKAGE = "re2js"
-#: vendored file (relative to the repository) → member of the npm tarball
-FILES = {
+from npm_vendor import REPO, Package, main
+
+PACKAGE = Package("re2js", REPO / "scripts" / "re2js.lock.json", {
     "theme/assets/re2js.js": "package/build/index.umd.js",        # browser global, worker importScripts, Node require
     "theme/assets/re2js-LICENSE.txt": "package/LICENSE",
-}
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def read_lock() -> dict:
-    return json.loads(LOCK.read_text(encoding="utf-8"))
-
-
-def check() -> list[str]:
-    """Problems with the vendored files, measured against the lock (empty: all as pinned)."""
-    lock = read_lock()
-    problems = []
-    for name in FILES:
-        path = REPO / name
-        if not path.is_file():
-            problems.append(f"{name} is missing")
-        elif sha256(path.read_bytes()) != lock["files"][name]["sha256"]:
-            problems.append(f"{name} differs from {PACKAGE} {lock['version']} as pinned in {LOCK.relative_to(REPO)}")
-    return problems
-
-
-def pack(version: str, folder: Path) -> tuple[Path, str]:
-    """`npm pack` the version into folder; returns the tarball and the integrity npm reports."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise SystemExit("npm is not installed (Debian: apt-get install npm)")
-    done = subprocess.run([npm, "pack", f"{PACKAGE}@{version}", "--json", "--pack-destination", str(folder)],
-                          capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        raise SystemExit(f"npm pack {PACKAGE}@{version} failed:\n{done.stderr.strip()}")
-    info = json.loads(done.stdout)[0]
-    tarball = folder / info["filename"]
-    algorithm, _, digest = info["integrity"].partition("-")
-    actual = base64.b64encode(hashlib.new(algorithm, tarball.read_bytes()).digest()).decode()
-    if actual != digest:
-        raise SystemExit(f"{tarball.name} does not match the integrity npm reported ({info['integrity']})")
-    return tarball, info["integrity"]
-
-
-def extract(tarball: Path) -> dict[str, bytes]:
-    out = {}
-    with tarfile.open(tarball, "r:gz") as archive:
-        for name, member_name in FILES.items():
-            member = archive.getmember(member_name)
-            if not member.isfile():
-                raise SystemExit(f"{member_name} in {tarball.name} is not a regular file")
-            out[name] = archive.extractfile(member).read()  # type: ignore[union-attr]
-    return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--version", help="move the pin to this version of re2js")
-    parser.add_argument("--check", action="store_true", help="only check the vendored files against the lock")
-    args = parser.parse_args(argv)
-    if args.check:
-        problems = check()
-        for problem in problems:
-            print(problem, file=sys.stderr)
-        return 1 if problems else 0
-    lock = read_lock() if LOCK.exists() else None
-    version = args.version or (lock and lock["version"])
-    if not version:
-        raise SystemExit("no pinned version yet: give --version")
-    with tempfile.TemporaryDirectory() as tmp:
-        tarball, integrity = pack(version, Path(tmp))
-        files = extract(tarball)
-    repin = args.version is not None and (lock is None or args.version != lock["version"])
-    if not repin:
-        if integrity != lock["integrity"]:
-            raise SystemExit(f"the registry's {PACKAGE} {version} is not the pinned one: integrity {integrity}, "
-                             f"pinned {lock['integrity']}")
-        for name, data in files.items():
-            if sha256(data) != lock["files"][name]["sha256"]:
-                raise SystemExit(f"{FILES[name]} of {PACKAGE} {version} differs from the pinned file")
-    for name, data in files.items():
-        (REPO / name).write_bytes(data)
-    if repin:
-        LOCK.write_text(json.dumps({
-            "package": PACKAGE, "version": version, "integrity": integrity,
-            "files": {name: {"from": FILES[name], "sha256": sha256(data)} for name, data in files.items()},
-        }, indent=2) + "\n", encoding="utf-8")
-    print(f"vendored {PACKAGE} {version}: " + ", ".join(FILES), file=sys.stderr)
-    return 0
-
+})
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(PACKAGE, __doc__.split("\n\n")[0]))
