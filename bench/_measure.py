@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from rootcause.timings import tree_memory_kb
+
 
 @dataclass
 class Run:
@@ -27,40 +29,6 @@ class Run:
         return max(self.max_rss_kb, self.tree_pss_kb)
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                out += [int(x) for x in fh.read().split()]
-    except OSError:
-        pass
-    return out
-
-
-def _pss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def _tree_pss(root: int) -> int:
-    total, stack, seen = 0, [root], set()
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        total += _pss_kb(pid)
-        stack += _children(pid)
-    return total
-
-
 def run(cmd: list[str], cwd: str | Path | None = None, env: dict | None = None, sample: bool = True,
         interval: float = 0.2) -> Run:
     """Run cmd to completion; wall time, ru_maxrss of this child (and its waited-for descendants),
@@ -72,7 +40,7 @@ def run(cmd: list[str], cwd: str | Path | None = None, env: dict | None = None, 
 
     def sampler():
         while not done.wait(interval):
-            peak[0] = max(peak[0], _tree_pss(proc.pid))
+            peak[0] = max(peak[0], tree_memory_kb(proc.pid) or 0)
 
     thread = threading.Thread(target=sampler, daemon=True)
     if sample:

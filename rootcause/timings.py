@@ -61,31 +61,34 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _status_kb(path: str, key: bytes) -> int | None:
+    """The KiB figure of the line starting with `key` in a /proc file; None if unreadable."""
+    try:
+        with open(path, "rb") as stream:
+            for line in stream:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def _pss_kb(pid: int) -> int:
     """PSS of one process in KiB (VmRSS where smaps_rollup is unreadable), 0 if it is gone."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as stream:
-            for line in stream:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        with open(f"/proc/{pid}/status", "rb") as stream:
-            for line in stream:
-                if line.startswith(b"VmRSS:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
+    for path, key in ((f"/proc/{pid}/smaps_rollup", b"Pss:"), (f"/proc/{pid}/status", b"VmRSS:")):
+        value = _status_kb(path, key)
+        if value is not None:
+            return value
     return 0
 
 
-def tree_memory_kb() -> int | None:
-    """PSS summed over this process and its descendants (KiB); None without /proc."""
+def tree_memory_kb(root: int | None = None) -> int | None:
+    """PSS summed over a process (this one by default) and its descendants (KiB); None without
+    /proc. The benchmarks sample their children's trees with it too."""
     if not os.path.isdir("/proc/self/task"):
         return None
-    me = os.getpid()
-    return sum(_pss_kb(pid) for pid in [me, *_descendants(me)])
+    root = os.getpid() if root is None else root
+    return sum(_pss_kb(pid) for pid in [root, *_descendants(root)])
 
 
 @dataclass
