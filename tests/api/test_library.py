@@ -75,13 +75,19 @@ def check_rows(rows: list[dict], site: Path, compare_cli: bool) -> None:
     assert len(right) >= 0.9 * len(known), [(r["job"], r["entry"]) for r in known if r not in right]
 
 
-def test_fleet_scan_with_dask_gives_one_row_per_job_as_the_cli_would(site: Path):
-    pytest.importorskip("dask")
+def fleet_scan_folder():
+    """examples/fleet_scan_dask.py's `scan_folder`, imported as a reader would run it."""
     sys.path.insert(0, str(REPO / "examples"))
     try:
         from fleet_scan_dask import scan_folder
     finally:
         sys.path.pop(0)
+    return scan_folder
+
+
+def test_fleet_scan_with_dask_gives_one_row_per_job_as_the_cli_would(site: Path):
+    pytest.importorskip("dask")
+    scan_folder = fleet_scan_folder()
     check_rows(scan_folder(RUNS, site, scheduler="threads", partitions=4), site, compare_cli=True)
 
 
@@ -97,11 +103,7 @@ def test_the_fleet_scan_example_runs_as_documented_with_worker_processes(site: P
 def test_fleet_scan_of_the_bundled_whole_log_cases_names_each_expected_entry(site: Path):
     """The 21 whole multi-rank logs of tests/logs/cases: one row each, its expected entry first."""
     pytest.importorskip("dask")
-    sys.path.insert(0, str(REPO / "examples"))
-    try:
-        from fleet_scan_dask import scan_folder
-    finally:
-        sys.path.pop(0)
+    scan_folder = fleet_scan_folder()
     cases = REPO / "tests" / "logs" / "cases"
     rows = scan_folder(cases, site, scheduler="threads", partitions=4)
     assert len(rows) == len(list(cases.glob("*.log"))) > 20
