@@ -156,20 +156,27 @@ MAX_PREFILTER_CHARS = 1 << 19
 SET_AFTER_LOOKUPS = 5_000
 
 
-_UNANCHORED = re2._Anchor.UNANCHORED
+_ANCHOR = getattr(re2, "_Anchor", None)
 _NO_MATCH = (-1, -1)
 
 
 class Prefilter:
     """One compiled prefilter program. `span` asks RE2 for the leftmost match's (start, end) only:
-    on a log where most lines are candidates, the wrapper's match objects cost a fifth of the scan."""
+    on a log where most lines are candidates, the wrapper's match objects cost a fifth of the scan.
+    That call is google-re2's internal one; a release without it gets the public `search`."""
 
-    def __init__(self, regex):
-        self._match = regex._regexp.Match
+    def __init__(self, regex, internal: bool = True):
+        self._regex = regex
+        native = getattr(getattr(regex, "_regexp", None), "Match", None)
+        self._native = native if internal and _ANCHOR is not None else None
 
     def span(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[int, int] | None:
-        found = self._match(_UNANCHORED, data, pos, len(data) if end is None else end)[0]
-        return None if found == _NO_MATCH else found
+        end = len(data) if end is None else end
+        if self._native is not None:
+            found = self._native(_ANCHOR.UNANCHORED, data, pos, end)[0]
+            return None if found == _NO_MATCH else found
+        match = self._regex.search(data, pos, end)
+        return None if match is None else match.span()
 
 
 class Shards:

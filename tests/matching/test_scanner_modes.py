@@ -102,3 +102,20 @@ def test_candidate_lookup_is_the_re2_set_exactly():
     for _ in range(300):
         text = "".join(rng.choice(["ab", "b", "abc", " ", "é", "x", "yy"]) for _ in range(rng.randint(0, 40)))
         assert table.candidate_anchors(text) == sorted(reference.Match(text) or ())
+
+
+def test_the_prefilters_internal_span_call_and_the_public_search_agree():
+    """`Prefilter.span` uses google-re2's internal match call (faster); a release without it falls
+    back to the public `search`, which must find the same spans, wrapped anchors included."""
+    import re2
+
+    from rootcause.matching.scanner import Prefilter, prefilter_regex
+
+    regex = re2.compile(prefilter_regex(["CUDA out of memory", "Connection reset by peer"]).encode())
+    data = b"step 1\n[rank0]: CUDA out\n  of memory\nrank 1 Connection reset by peer\nend\n"
+    fast, public = Prefilter(regex), Prefilter(regex, internal=False)
+    assert fast._native is not None and public._native is None
+    for pos, end in [(0, None), (0, 20), (9, None), (30, None), (70, None), (len(data), None)]:
+        assert fast.span(data, pos, end) == public.span(data, pos, end), (pos, end)
+    assert fast.span(data) == (16, 36)   # the wrapped anchor, across its line break
+    assert fast.span(data, 40) == (44, 68) and fast.span(data, 70) is None
