@@ -257,6 +257,13 @@ def test_the_header_box_is_a_combobox_over_a_listbox_of_options(page, own_server
     box.press("Escape")
     assert box.get_attribute("aria-expanded") == "false" and box.get_attribute("aria-activedescendant") is None
     assert page.locator("#rc-results").is_hidden()
+    # reopened, nothing is still marked as chosen: closing clears the class and aria-selected
+    box.press("ArrowDown")
+    assert box.get_attribute("aria-expanded") == "true"
+    assert page.locator("#rc-results .rc-active").count() == 1   # the one ArrowDown chose, no stale one
+    box.press("Escape")
+    assert page.locator("#rc-results .rc-active").count() == 0
+    assert page.locator('#rc-results [aria-selected="true"]').count() == 0
     # the "all results" link leads to the search page with the query
     header_results(page, "NCCL timeout")
     link = page.locator(".rc-search__all")

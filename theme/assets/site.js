@@ -182,7 +182,10 @@
       if (options.dropdown) { panel.hidden = true; input.setAttribute("aria-expanded", "false"); }
       active = -1;
       input.removeAttribute("aria-activedescendant");
-      items().forEach(function (el) { el.setAttribute("aria-selected", "false"); });
+      items().forEach(function (el) {   // as setActive marks: the class always, aria-selected on options only
+        el.classList.remove("rc-active");
+        if (options.dropdown) el.setAttribute("aria-selected", "false");
+      });
     }
     function say(text) {  // a message instead of results: outside the listbox, which holds options only
       if (options.dropdown) { note.textContent = text; note.hidden = !text; }
