@@ -47,7 +47,7 @@ def run(args) -> int:
 
         store(project)   # the entries are valid: `diagnose` can read them compiled from now on
     if project is not None:
-        from ..site.builder import theme_files
+        from ..site.stamps import theme_files
         from ..site.content import load_content
 
         diagnostics = sorted(diagnostics + load_content(project.root)[1] +

@@ -25,7 +25,8 @@ def _rebuild(root: Path, out: Path | None, memo: dict) -> bool:
     Whatever an edit does to the project, the server stays up with the last good site: bad input
     is reported as positioned errors, and anything unforeseen as one line, never a traceback that
     ends the process."""
-    from ..site.builder import build, input_fingerprint, quick_settings
+    from ..site.builder import build
+    from ..site.stamps import input_fingerprint, quick_settings
 
     try:
         inputs = input_fingerprint(root, quick_settings(root))

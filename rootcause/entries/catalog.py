@@ -61,6 +61,10 @@ class Catalog:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
     checked: int = 0   # entry files parsed and checked by this load (not taken from a memo or the build cache)
+    #: by entry id, its examples' lines as signatures read them (launcher prefixes and decoration
+    #: removed), one per line: filled by the collision check, kept for a rebuild to test a changed
+    #: signature against every other entry's examples without parsing them again
+    example_lines: dict[str, str] = field(default_factory=dict)
 
     def signatures(self) -> list[CompiledSignature]:
         return [sig for loaded in self.entries.values() for sig in loaded.signatures]
@@ -356,23 +360,32 @@ def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, ve
     from ..files import Refused, read_regular
     from ..located_yaml import MAX_FILE_BYTES
 
-    config_key = hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+    settings = config_key(config)
     cached, record_keys, raws = {}, {}, {}
     for path in paths:
         try:
             raw = read_regular(path, MAX_FILE_BYTES)
         except (Refused, OSError):  # reported by load_entry
             continue
-        shown = display_path(path, root)
-        digest = hashlib.sha256(f"entry\0{version}\0{config_key}\0{shown}\0".encode("utf-8", "surrogateescape"))
-        digest.update(raw)
-        key = digest.hexdigest()
+        key = record_key(display_path(path, root), raw, settings, version)
         record_keys[path] = key
         raws[path] = raw
         body = store.get(key)
         if body is not None:
             cached[path] = body
     return cached, record_keys, raws
+
+
+def config_key(config: SiteConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+
+
+def record_key(shown: str, raw: bytes, settings: str, version: str) -> str:
+    """The build cache's key of an entry's result: its bytes, where it is (`shown`), site.yml
+    (`settings`, a `config_key`) and the code's version."""
+    digest = hashlib.sha256(f"entry\0{version}\0{settings}\0{shown}\0".encode("utf-8", "surrogateescape"))
+    digest.update(raw)
+    return digest.hexdigest()
 
 
 def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
@@ -504,11 +517,13 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
     for entry_id, loaded in catalog.entries.items():
         per_pair: dict[str, list] = {}   # other entry → [listed, more, (line, col) of the last listed]
         beyond: set[str] = set()          # other entries with collisions past MAX_E035
+        texts: list[str] = []
         for i, signature in enumerate(loaded.entry.signatures):
             for j, example in enumerate(signature.example_logs):
                 if exhausted:
                     break
                 numbered = parse_text(example)
+                texts.extend(line.text for _n, line in numbered)
                 candidates = {sig.entry_id for _n, line in numbered for sig in index.candidates(line.text)
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
                 for other_id in sorted(candidates):
@@ -536,6 +551,7 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                             f"'{other_id}' ({catalog.entries[other_id].path})", E035_HINT))
                     else:
                         pair[1] += 1
+        catalog.example_lines[entry_id] = "\n".join(texts)
         for other_id, (_listed, more, (line, col)) in sorted(per_pair.items()):
             if not more:
                 continue

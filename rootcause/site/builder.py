@@ -17,17 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..version import __version__
-from ..errors import RootcauseError, display_path
-from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
+from ..errors import RootcauseError
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
+from .stamps import build_version, collect_assets, input_fingerprint, page_key, quick_settings, render_stamp, theme_files
 from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
                     write_manifest)
-
-MAX_ASSET_BYTES = 64 << 20
-
 
 @dataclass
 class BuildResult:
@@ -47,49 +43,6 @@ class BuildResult:
             return f"site is up to date ({self.out}); nothing to do in {self.seconds:.2f}s"
         return (f"built {self.entries} entries into {self.pages} pages ({self.files} files: {self.written} written, "
                 f"{self.reused} unchanged) in {self.seconds:.2f}s → {self.out}")
-
-
-def _input_files(root: Path, settings: dict) -> list[Path]:
-    files = [root / "site.yml"]
-    files += sorted((root / "entries").glob("*.yaml"))
-    files += sorted((root / "content").glob("*.md"))
-    for key in ("healthy_logs", "theme", "study"):
-        value = settings.get(key)
-        # unvalidated here: a folder that is not plainly inside the project is not walked (the
-        # build then reports it, E017); links inside are not followed
-        if isinstance(value, str) and folder_problem(root, value) is None:
-            files += walk_regular(root / value, root)[0]
-    theme = bundled_theme()
-    files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    files += sorted(Path(__file__).parent.glob("*.py"))
-    return files
-
-
-def quick_settings(root: Path) -> dict:
-    """The few site.yml keys that locate inputs and output, read without validating anything.
-
-    Used only to decide that nothing changed; any real build validates site.yml in full. Read by
-    the same careful loader as everything else (a regular file, bounded, no aliases).
-    """
-    from ..located_yaml import load_yaml
-
-    located, _problems = load_yaml(root / "site.yml", "site.yml")
-    data = located.data if located is not None else None
-    return data if isinstance(data, dict) else {}
-
-
-def input_fingerprint(root: Path, settings: dict) -> str:
-    """Cheap identity of every input: paths, sizes and modification times (no file is read; a
-    symbolic link is identified as itself, never by what it points at)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{__version__}\0".encode())
-    for path in _input_files(root, settings):
-        try:
-            stat = os.lstat(path)
-        except OSError:
-            continue
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
 
 
 #: how long a build waits for another build of the same output folder to finish
@@ -144,6 +97,13 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if problems:
             raise RootcauseError(problems)
         remove_leftovers(out)
+        if not force:
+            from .incremental import rebuild
+
+            quick = rebuild(root, out, config, fingerprint, timings)
+            if quick is not None:
+                return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
+                                   time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered)
         previous = None if force else read_manifest(out, root).get("files")
         with SiteWriter(out, previous=previous) as writer:
             stats: dict = {}
@@ -153,7 +113,9 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
-            write_manifest(out, root, manifest)
+            from .incremental import PER_RECORD
+
+            write_manifest(out, root, manifest, stats.pop("model", None), per_record=PER_RECORD)
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
 
@@ -170,88 +132,11 @@ def _up_to_date(root: Path, out: Path, fingerprint: str) -> bool:
     return intact
 
 
-def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
-    """The regular files of the site's theme folder, and an E008 for each link or special file."""
-    if not config.theme:
-        return [], []
-    return walk_regular(root / config.theme, root)
-
-
-def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], dict[str, bytes]]:
-    """Theme assets (a site override wins) and Material's stylesheets, under content-hashed names."""
-    from .render import ICON_FOLDER, material_folder, material_icon_files, theme_folder
-
-    sources: dict[str, Path] = {}
-    for folder in [theme_folder() / "assets"] + ([root / config.theme / "assets"] if config.theme else []):
-        for path in walk_regular(folder, root)[0]:  # links and special files: refused by render_site
-            sources[path.relative_to(folder).as_posix()] = path
-    stylesheets = material_folder() / "assets" / "stylesheets"
-    sources["material/main.css"] = next(stylesheets.glob("main.*.min.css"))
-    sources["material/palette.css"] = next(stylesheets.glob("palette.*.min.css"))
-    names: dict[str, str] = {}
-    files: dict[str, bytes] = {}
-    for name, path in material_icon_files().items():  # stable names: the stylesheet refers to them
-        files[f"{ICON_FOLDER}{name}.svg"] = path.read_bytes()
-    for logical, path in sorted(sources.items()):
-        try:
-            data = read_regular(path, MAX_ASSET_BYTES)
-        except Refused as refused:
-            raise RootcauseError([refused.diagnostic(display_path(path, root))]) from None
-        if logical == "material/palette.css":
-            data += dark_without_javascript(data)
-        stem, dot, suffix = logical.rpartition(".")
-        name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
-        names[logical] = name
-        files[name] = data
-    return names, files
-
-
-def dark_without_javascript(palette: bytes) -> bytes:
-    """Material's dark ("slate") scheme, applied by `prefers-color-scheme` while <html> still has
-    class "no-js": with JavaScript off, a dark-mode reader gets the dark theme too (with it on,
-    palette.js sets the scheme before the first paint and removes "no-js")."""
-    import re
-
-    css = palette.decode("utf-8")
-    blocks = [m.group(2) for m in re.finditer(r"(\[data-md-color-scheme=slate\](?:\[data-md-color-primary=indigo\])?)"
-                                              r"\{([^{}]*)\}", css)]
-    if not blocks:
-        return b""
-    selector = "html.no-js [data-md-color-scheme=default]"
-    rules = "".join(f"{selector}{{{block}}}" for block in blocks)
-    return f"\n@media (prefers-color-scheme:dark){{{rules}}}\n".encode("utf-8")
-
-
 def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
     """Every file of the site as bytes, in memory (for tests and tools; builds stream instead)."""
     files: dict[str, bytes] = {}
     render_site(root, files.__setitem__, memo=memo)
     return files
-
-
-#: the libraries whose output the build cache holds (parsed entries, rendered pages): their
-#: versions are part of its keys, with the package's own source
-CACHED_LIBRARIES = ("pydantic", "pydantic-core", "jinja2", "markupsafe", "markdown-it-py", "markdown-it-pyrs",
-                    "mdit-py-plugins", "pygments", "mkdocs-material", "pyyaml", "google-re2")
-
-
-def build_version() -> str:
-    """The version of everything besides the project that a cached entry or page depends on."""
-    from importlib import metadata
-
-    from ..cache import code_version
-    from .render import theme_folder
-
-    versions = []
-    for name in CACHED_LIBRARIES:
-        try:
-            versions.append((name, metadata.version(name)))
-        except metadata.PackageNotFoundError:
-            versions.append((name, None))
-    theme = theme_folder()
-    bundled = [(p.relative_to(theme).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
-               for p in sorted(theme.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
-    return code_version((__version__, versions, bundled))
 
 
 def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
@@ -280,7 +165,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         incoming_links,
     )
     from .diagnosis_index import store as store_diagnosis_index
-    from .search import SIGNATURES, build_search_files, build_signature_file
+    from .search import SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_parts
 
     timings = timings or OFF
     keep_pages = memo is not None  # only a long-running caller reuses rendered pages in memory
@@ -303,12 +188,16 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
 
     with timings.stage("index"):
         asset_names, files = collect_assets(root, config)
-        search_files = build_search_files(catalog)
-        signatures = build_signature_file(catalog)
+        keep: dict = {}
+        search_files = build_search_files(catalog, keep)
+        parts = {entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()}
+        related = {entry_id: [(r.id, r.relation) for r in loaded.entry.related]
+                   for entry_id, loaded in catalog.entries.items()}
+        signatures = assemble_signature_file(parts, consequences_of(related))
         files.update(search_files)
         files[SIGNATURES] = signatures
-        store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
-        del search_files
+        diagnose_key = store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
+        del search_files, related
         asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
     with timings.stage("render"):
@@ -319,8 +208,8 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
         renderer = Renderer(config, root, asset_names, tabs)
         page_memo = memo.setdefault("pages", {})
-        stamp = _render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
-        keys = {page.path: key for page in pages if stamp and (key := _page_key(page, stamp)) is not None}
+        stamp = render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
+        keys = {page.path: key for page in pages if stamp and (key := page_key(page, stamp)) is not None}
         reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
         for path, key in keys.items():
             if path not in reuse and (body := page_store.get(key)) is not None:
@@ -333,9 +222,9 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         if template_problems:
             raise RootcauseError(template_problems)
     with timings.stage("index"):
-        files["sitemap.xml"] = sitemap(pages, catalog)
-        files["robots.txt"] = robots(catalog)
-        files["feed.xml"] = atom(catalog)
+        files["sitemap.xml"] = sitemap(pages, config.base_url, {i: c.reviewed for i, c in cards.items()})
+        files["robots.txt"] = robots(config.base_url)
+        files["feed.xml"] = atom(config, catalog.entries.values())
         files[".nojekyll"] = b""
         files["entry.schema.json"] = _schema_bytes(config)
     with timings.stage("write"):
@@ -361,51 +250,13 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
             page_store.prune()
     if stats is not None:
         stats.update(checked=catalog.checked, rendered=len(todo))
+        if cache != "off":
+            from .incremental import model_sections
+
+            with timings.stage("index"):
+                stats["model"] = model_sections(project, version, input_fingerprint(root, config.model_dump(), entries=False),
+                                                keep, parts, diagnose_key, len(pages))
     return len(catalog.entries), len(pages)
-
-
-#: the one asset name that changes with the entries (signatures.json's hash), and the template
-#: that names it: only that page's key includes it, unless another template names it too
-VOLATILE_ASSET = "signatures.json"
-VOLATILE_TEMPLATE = "diagnose.html"
-
-
-def _render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str) -> tuple[str, str]:
-    """Everything besides the page's own context that a page depends on: the code's and the
-    bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
-    templates, by content. Returns (the stamp of every page, the stamp of the pages that name
-    the entries' signatures file)."""
-    from .render import theme_folder
-
-    folders = [root / config.theme / "templates"] if config.theme else []
-    templates = [(str(p.relative_to(root)), p.read_bytes())
-                 for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))
-                 if p.is_file() and not p.is_symlink()]
-    bundled = [(p.name, p.read_bytes()) for p in sorted((theme_folder() / "templates").glob("*")) if p.is_file()]
-    naming = {Path(name).name for name, text in templates + bundled if VOLATILE_ASSET.encode() in text}
-    names = dict(asset_names)
-    volatile = names.pop(VOLATILE_ASSET, "")
-    common = repr((version, config.model_dump_json(), sorted(names.items()),
-                   [(name, hashlib.sha256(text).hexdigest()) for name, text in templates], tabs))
-    if naming <= {VOLATILE_TEMPLATE}:
-        return common, common + volatile
-    return common + volatile, common + volatile
-
-
-def _page_key(page, stamps: tuple[str, str]) -> str | None:
-    """A hash of everything `page` is rendered from, or None when that cannot be told (a value
-    whose text form is not its content)."""
-    stamp = stamps[1] if page.template == VOLATILE_TEMPLATE else stamps[0]
-    if page.template == "entry.html":
-        loaded = page.context["loaded"]
-        own = loaded.source_key or loaded.entry.model_dump_json()
-        text = repr((stamp, page.path, loaded.path, own, page.context["links"]))
-    else:
-        text = repr((stamp, page.path, page.template, page.title, page.description, page.sitemap, page.absolute,
-                     sorted(page.context.items())))
-        if " at 0x" in text:
-            return None
-    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
 PARALLEL_PAGES = 400

@@ -107,13 +107,16 @@ class DiagnosisIndex:
             raise CorruptIndex(f"the row of entry '{entry_id[:60]}' is another entry's")
         return row
 
-    def search_index(self) -> SearchIndex:
-        from .search import SearchIndex
-
+    def search_files(self) -> SearchFiles:
         places = self._json("search_index")
         if not isinstance(places, dict):
             raise CorruptIndex("section 'search_index' is not a mapping")
-        return SearchIndex(SearchFiles(places, lambda: self._cached.section("search")))
+        return SearchFiles(places, lambda: self._cached.section("search"))
+
+    def search_index(self) -> SearchIndex:
+        from .search import SearchIndex
+
+        return SearchIndex(self.search_files())
 
 
 class Consequences(Mapping):
@@ -166,15 +169,26 @@ class SearchFiles(Mapping):
 
 
 def store(project: Project, signature_file: bytes | None = None,
-          search_files: dict[str, bytes] | None = None) -> bool:
+          search_files: dict[str, bytes] | None = None) -> str | None:
     """Write the index of a project whose entries were checked without error (`open_project`
     took its `inputs` before reading them). The site's files are built here unless the caller
-    has them already. False when nothing was written: an input changed meanwhile, or the
-    project folder cannot hold a cache."""
-    before = project.inputs
-    if before is None:
-        return False
-    root = project.root
+    has them already. Returns the index's content key, or None when nothing was written: an
+    input changed meanwhile, or the project folder cannot hold a cache."""
+    if project.inputs is None:
+        return None
+    catalog = project.catalog
+    if signature_file is None or search_files is None:
+        from .search import build_search_files, build_signature_file
+
+        signature_file = signature_file if signature_file is not None else build_signature_file(catalog)
+        search_files = search_files if search_files is not None else build_search_files(catalog)
+    return store_files(project.root, project.inputs, catalog.config.base_url, signature_file, search_files)
+
+
+def store_files(root: Path, before: Inputs, base_url: str, signature_file: bytes,
+                search_files: Mapping[str, bytes]) -> str | None:
+    """`store` from the site's files themselves, for inputs taken (`Inputs.take`) before the
+    entries they were made from were read."""
     previous = None
     old = read_cache(root, NAME, KIND)
     if old is not None:
@@ -188,18 +202,27 @@ def store(project: Project, signature_file: bytes | None = None,
     except (TypeError, IndexError, KeyError):   # a previous record of another shape: hash everything
         hashes = before.hashes()
     if Inputs.take(root, before.folders).stats != before.stats:
-        return False   # an input changed while it was being checked or hashed
-    catalog = project.catalog
-    if signature_file is None or search_files is None:
-        from .search import build_search_files, build_signature_file
-
-        signature_file = signature_file if signature_file is not None else build_signature_file(catalog)
-        search_files = search_files if search_files is not None else build_search_files(catalog)
-    return _write(root, before, before.record(hashes), catalog.config.base_url,
-                  _sections(json.loads(signature_file), search_files))
+        return None   # an input changed while it was being checked or hashed
+    record = before.record(hashes)
+    if not _write(root, before, record, base_url, _sections(json.loads(signature_file), search_files)):
+        return None
+    return content_key(record)
 
 
-def _sections(data: dict, search_files: dict[str, bytes]) -> dict[str, bytes]:
+def stored(root: Path, key: str) -> DiagnosisIndex | None:
+    """The index whose content key is `key` (the one the last build stored), fresh or not: a
+    rebuild reads the other entries' signatures from it. None if the cache holds another."""
+    cached = read_cache(root, NAME, KIND)
+    if cached is None:
+        return None
+    if cached.header.get("format") != FORMAT or cached.header.get("key") != key or \
+            not isinstance(cached.header.get("base_url"), str) or not all(name in cached for name in SECTIONS):
+        cached.close()
+        return None
+    return DiagnosisIndex(cached)
+
+
+def _sections(data: dict, search_files: Mapping[str, bytes]) -> dict[str, bytes]:
     """The sections made from a site's signatures.json data and its search files."""
     from ..matching.anchors import SignatureTable
 

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from ..entries.catalog import Catalog
+from ..config import SiteConfig
 from ..text import plain
 from .render import Page
 
 FEED_SIZE = 50
 
 
-def sitemap(pages: list[Page], catalog: Catalog) -> bytes:
-    base = catalog.config.base_url
-    lastmod = {f"entries/{i}/": loaded.entry.reviewed.isoformat() for i, loaded in catalog.entries.items()}
+def sitemap(pages: list[Page], base: str, reviewed: dict[str, str]) -> bytes:
+    """`reviewed`: entry id → the ISO date it was last reviewed (its page's lastmod)."""
+    lastmod = {f"entries/{i}/": date for i, date in reviewed.items()}
     rows = ['<?xml version="1.0" encoding="UTF-8"?>',
             '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
     for page in sorted(pages, key=lambda p: p.url_path):
@@ -31,15 +31,19 @@ def sitemap(pages: list[Page], catalog: Catalog) -> bytes:
     return ("\n".join(rows) + "\n").encode("utf-8")
 
 
-def robots(catalog: Catalog) -> bytes:
-    return f"User-agent: *\nAllow: /\nSitemap: {catalog.config.base_url}sitemap.xml\n".encode("utf-8")
+def robots(base: str) -> bytes:
+    return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n".encode("utf-8")
 
 
-def atom(catalog: Catalog) -> bytes:
-    config = catalog.config
+def feed_key(entry) -> tuple:
+    """Newest first by this key; the feed lists the first FEED_SIZE."""
+    return entry.reviewed, entry.published, entry.id
+
+
+def atom(config: SiteConfig, loaded_entries) -> bytes:
+    """The feed of the FEED_SIZE newest of `loaded_entries` (all of them, or at least those)."""
     base = config.base_url
-    entries = sorted(catalog.entries.values(), key=lambda e: (e.entry.reviewed, e.entry.published, e.entry.id),
-                     reverse=True)[:FEED_SIZE]
+    entries = sorted(loaded_entries, key=lambda e: feed_key(e.entry), reverse=True)[:FEED_SIZE]
     updated = max((e.entry.reviewed for e in entries), default=None)
     stamp = f"{updated.isoformat()}T00:00:00Z" if updated else "1970-01-01T00:00:00Z"
     out = ['<?xml version="1.0" encoding="utf-8"?>',

@@ -53,93 +53,142 @@ def _dump(value) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
 
 
-def build_search_files(catalog: Catalog) -> dict[str, bytes]:
-    """{relative path: bytes} of every search file. Shard names carry a content hash; the manifest
-    keeps its name (pages do not change when the index does) and is revalidated by the browser.
+def search_key(loaded) -> tuple:
+    """Entries are numbered in this order: by category and system, so that the top hits of a
+    query, which tend to share them, sit in few doc shards (fewer requests before the first result)."""
+    return loaded.entry.category, loaded.entry.systems[0], loaded.entry.id
 
-    Entries are numbered by category and system, so the top hits of a query, which tend to share
-    them, sit in few doc shards: fewer requests before the first result."""
-    entries = sorted(catalog.entries.values(), key=lambda l: (l.entry.category, l.entry.systems[0], l.entry.id))
-    n = len(entries)
-    weights: dict[str, dict[int, float]] = defaultdict(dict)
+
+def doc_row(entry_id: str, title: str, summary: str, severity: str, category: str) -> list:
+    """An entry as a doc shard lists it (`summary`: its plain text)."""
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
+    return [entry_id, title, summary, severity, category]
+
+
+def term_weights(entries: list) -> dict[str, dict[str, dict[int, float]]]:
+    """{two-character shard key: {token: {entry number: weight}}} of entries in `search_key` order."""
+    grouped: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for number, loaded in enumerate(entries):
         for token, weight in (loaded.search_weights or entry_weights(loaded)).items():
-            weights[token][number] = weight
-    postings: dict[str, list[list[int]]] = {}
-    for token, docs in weights.items():
-        df = len(docs)
-        if n >= 50 and df / n > 0.5:
-            continue  # appears in most entries: no help in ranking, only transfer
-        idf = math.log(1 + n / df)
-        scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
-        postings[token] = [number for pair in scored[:MAX_POSTINGS] for number in pair]  # doc, score, doc, ...
+            grouped[token[:2]][token][number] = weight  # a pair "a+b" lives with the tokens starting like "a"
+    return grouped
 
+
+def _scored(docs: dict[int, float], n: int) -> list[int] | None:
+    """A token's postings (doc, score, doc, score, ...), or None for a token in most entries (no
+    help in ranking, only transfer)."""
+    df = len(docs)
+    if n >= 50 and df / n > 0.5:
+        return None
+    idf = math.log(1 + n / df)
+    scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
+    return [number for pair in scored[:MAX_POSTINGS] for number in pair]
+
+
+def term_shards(group: dict[str, dict[int, float]], key: str, n: int) -> dict[str, bytes]:
+    """{shard key: file body} of the tokens of one two-character key (their shards depend on
+    nothing else, so a changed entry rewrites only the groups of the tokens it changed)."""
+    postings = {token: plist for token, docs in group.items() if (plist := _scored(docs, n)) is not None}
+    if not postings:
+        return {}
+    placed: dict[str, dict[str, list]] = {}
+    _place(key, postings, placed)
+    return {shard: _dump(tokens_) for shard, tokens_ in placed.items()}
+
+
+def _place(key: str, group: dict[str, list], result: dict[str, dict[str, list]]) -> None:
+    """A shard per key prefix, lengthened one character at a time where a shard would pass
+    SHARD_SPLIT_BYTES. A token lives in the shard of its longest key."""
+    if len(group) == 1 or len(_dump(group)) <= SHARD_SPLIT_BYTES:
+        result[key] = group
+        return
+    longer: dict[str, dict[str, list]] = defaultdict(dict)
+    rest: dict[str, list] = {}
+    for token, plist in group.items():
+        if len(token) > len(key):
+            longer[token[:len(key) + 1]][token] = plist
+        else:
+            rest[token] = plist
+    if rest:
+        result[key] = rest
+    for sub, subgroup in sorted(longer.items()):
+        _place(sub, subgroup, result)
+
+
+def shard_path(key: str, data: bytes) -> str:
+    return f"search/t/{key}.{_short_hash(data)}.json"
+
+
+def doc_shard(number: int, rows: list[list]) -> tuple[str, bytes]:
+    data = _dump(rows)
+    return f"search/d/{number}.{_short_hash(data)}.json", data
+
+
+def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str]) -> bytes:
+    """The manifest keeps its name (pages do not change when the index does); the browser revalidates it."""
+    return _dump({"version": 1, "entries": n, "cutoff": RELEVANCE_CUTOFF, "docs_per_shard": DOCS_PER_SHARD,
+                  "doc_shards": doc_shards, "shards": dict(sorted(shard_names.items())),
+                  "stopwords": sorted(STOPWORDS),
+                  "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
+
+
+def build_search_files(catalog: Catalog, keep: dict | None = None) -> dict[str, bytes]:
+    """{relative path: bytes} of every search file; shard names carry a content hash. `keep`, if
+    given, receives what a rebuild needs to rewrite only the shards one entry touches: the entry
+    order, the term weights by shard key and the shard names by shard key."""
+    entries = sorted(catalog.entries.values(), key=search_key)
+    n = len(entries)
+    grouped = term_weights(entries)
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
-    for key, group in sorted(_shard_groups(postings).items()):
-        data = _dump(group)
-        name = f"search/t/{key}.{_short_hash(data)}.json"
-        files[name] = data
-        shard_names[key] = name[len("search/"):]
+    names_by_group: dict[str, dict[str, str]] = {}
+    for key in sorted(grouped):
+        for shard, data in sorted(term_shards(grouped[key], key, n).items()):
+            name = shard_path(shard, data)
+            files[name] = data
+            shard_names[shard] = names_by_group.setdefault(key, {})[shard] = name[len("search/"):]
     doc_shards = []
     for start in range(0, n, DOCS_PER_SHARD):
-        rows = []
-        for loaded in entries[start:start + DOCS_PER_SHARD]:
-            e = loaded.entry
-            summary = plain(e.summary)
-            if len(summary) > SUMMARY_CHARS:
-                summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
-            rows.append([e.id, e.title, summary, e.severity, e.category])
-        data = _dump(rows)
-        name = f"search/d/{start // DOCS_PER_SHARD}.{_short_hash(data)}.json"
+        rows = [doc_row(l.entry.id, l.entry.title, plain(l.entry.summary), l.entry.severity, l.entry.category)
+                for l in entries[start:start + DOCS_PER_SHARD]]
+        name, data = doc_shard(start // DOCS_PER_SHARD, rows)
         files[name] = data
         doc_shards.append(name[len("search/"):])
-    manifest = {"version": 1, "entries": n, "cutoff": RELEVANCE_CUTOFF, "docs_per_shard": DOCS_PER_SHARD, "doc_shards": doc_shards,
-                "shards": shard_names, "stopwords": sorted(STOPWORDS),
-                "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]}
-    data = _dump(manifest)
-    files[MANIFEST] = data
+    files[MANIFEST] = manifest_file(n, shard_names, doc_shards)
+    if keep is not None:
+        keep.update(order=[l.entry.id for l in entries], weights=grouped, shards=names_by_group, doc_shards=doc_shards)
     return files
 
 
-def _shard_groups(postings: dict[str, list]) -> dict[str, dict[str, list]]:
-    """Shards keyed by a token prefix: two characters, lengthened one character at a time where
-    a shard would pass SHARD_SPLIT_BYTES. A token lives in the shard of its longest key."""
-    result: dict[str, dict[str, list]] = {}
-
-    def place(key: str, group: dict[str, list]) -> None:
-        if len(group) == 1 or len(_dump(group)) <= SHARD_SPLIT_BYTES:
-            result[key] = group
-            return
-        longer: dict[str, dict[str, list]] = defaultdict(dict)
-        rest: dict[str, list] = {}
-        for token, plist in group.items():
-            if len(token) > len(key):
-                longer[token[:len(key) + 1]][token] = plist
-            else:
-                rest[token] = plist
-        if rest:
-            result[key] = rest
-        for sub, subgroup in sorted(longer.items()):
-            place(sub, subgroup)
-
-    groups: dict[str, dict[str, list]] = defaultdict(dict)
-    for token, plist in postings.items():
-        groups[token[:2]][token] = plist  # a pair "a+b" lives with the tokens starting like "a"
-    for key, group in sorted(groups.items()):
-        place(key, group)
-    return result
+def signature_parts(loaded) -> tuple[bytes, bytes | None]:
+    """One entry's share of signatures.json: its signatures (JSON texts joined by commas) and its
+    row (None for an entry of `role: symptom`, which has nothing to match)."""
+    if not loaded.signatures:
+        return b"", None
+    e = loaded.entry
+    row = [e.title, plain(e.summary), f"entries/{e.id}/", plain(e.fix[0].step), e.role,
+           [e.persistent.count, e.persistent.within] if e.persistent else None]
+    return b",".join(_dump(sig.as_json()) for sig in loaded.signatures), _dump(row)
 
 
-def build_signature_file(catalog: Catalog) -> bytes:
-    """Everything the browser's matcher needs: line rules, compiled signatures, entry summaries."""
-    entries = {}
-    for entry_id, loaded in catalog.matchable().items():   # a symptom entry has nothing to match
-        e = loaded.entry
-        entries[entry_id] = [e.title, plain(e.summary), f"entries/{entry_id}/", plain(e.fix[0].step), e.role,
-                             [e.persistent.count, e.persistent.within] if e.persistent else None]
-    consequences = {cause: sorted(ids) for cause, ids in sorted(catalog.consequences().items())}
-    return _dump({
+def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
+    """cause id → the ids of its declared consequences, from every entry's (id, relation) links."""
+    found: dict[str, set[str]] = {}
+    for entry_id, links in related.items():
+        for other, relation in links:
+            if relation == "causes":
+                found.setdefault(entry_id, set()).add(other)
+            elif relation == "caused-by":
+                found.setdefault(other, set()).add(entry_id)
+    return {cause: sorted(ids) for cause, ids in sorted(found.items())}
+
+
+def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
+    """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
+    from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
+    once, so that a rebuild can replace one entry's parts without touching the rest."""
+    top = {
         "version": 1,
         "rules": rules_for_javascript(),
         "decoration": DECORATION_RULES,
@@ -148,14 +197,23 @@ def build_signature_file(catalog: Catalog) -> bytes:
         "exception_anchors": sorted(EXCEPTION_ANCHORS),
         "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
-        "signatures": [sig.as_json() for sig in catalog.signatures()],
-        "entries": entries,
         "consequences": consequences,
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
                    "min_wrapped": MIN_WRAPPED, "saturation_check": SATURATION_CHECK, "max_failures": MAX_FAILURES},
-    })
+    }
+    ids = sorted(parts)
+    values = {key: _dump(value) for key, value in top.items()}
+    values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
+    values["entries"] = b"{" + b",".join(_dump(i) + b":" + parts[i][1] for i in ids if parts[i][1] is not None) + b"}"
+    return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
+
+
+def build_signature_file(catalog: Catalog) -> bytes:
+    related = {entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in catalog.entries.items()}
+    return assemble_signature_file({entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()},
+                                   consequences_of(related))
 
 
 MAX_QUERY_TERMS = 12   # as search.js: a pasted message's longest words decide

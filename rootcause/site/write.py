@@ -69,18 +69,31 @@ def read_manifest(out: Path, root: Path | None = None) -> dict:
     return data
 
 
-def write_manifest(out: Path, root: Path | None, manifest: dict) -> bool:
+def write_manifest(out: Path, root: Path | None, manifest: dict, sections: dict[str, bytes] | None = None,
+                   per_record: tuple[str, ...] = ()) -> bool:
+    """Record the build's state; `sections`: more that a later build reads from the same file
+    (the site model of `incremental`), `per_record` of them checked record by record."""
     root = root if root is not None else out.resolve().parent
     body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
     return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
-                       {"state": body})
+                       {"state": body, **(sections or {})}, per_record=per_record)
+
+
+def open_state(out: Path, root: Path):
+    """The last build's state file for `out` (a `cache.CacheFile`, for its other sections), or None."""
+    cached = read_cache(root, state_name(out), STATE_KIND)
+    if cached is not None and cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
+        cached.close()
+        return None
+    return cached
 
 
 def looks_built(out: Path) -> bool:
     return (out / LEGACY_MANIFEST).is_file() or all(os.path.lexists(out / name) for name in LOOKS_BUILT)
 
 
-def _digest(data: bytes) -> str:
+def file_digest(data: bytes) -> str:
+    """A file's hash as the build state records it."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
@@ -272,7 +285,7 @@ class SiteWriter:
         if relative in self.digests:
             raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
                                              "rename one of the pages or assets")])
-        digest = _digest(data)
+        digest = file_digest(data)
         self.digests[relative] = digest
         target = self.staging / relative
         try:
@@ -322,20 +335,56 @@ class SiteWriter:
         return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": self._file_clock()}
 
     def _file_clock(self) -> int:
-        """Now, by the clock the file system stamps files with (a probe file's modification
-        time): every file of the new site has a time at or before it. `time.time_ns()` reads
-        a finer clock, which a file written a moment earlier can be stamped after."""
-        probe = self.out.parent / f".{self.out.name}.clock-{os.getpid()}"
+        return file_clock(self.out)
+
+
+def file_clock(out: Path) -> int:
+    """Now, by the clock the file system stamps files with (a probe file's modification time):
+    every file written before has a time at or before it. `time.time_ns()` reads a finer clock,
+    which a file written a moment earlier can be stamped after."""
+    probe = out.parent / f".{out.name}.clock-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            os.write(fd, b"0")
+            return os.fstat(fd).st_mtime_ns
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError:
+        return time.time_ns()
+
+
+def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], removed: set[str]) -> dict:
+    """Write the few files of a rebuild into the site itself, each one whole (a temporary file
+    renamed over the old), delete `removed`, and return the new state. The caller holds the
+    output's lock and made sure the site is as `manifest` says. Only the files are atomic, not
+    the set: a build killed half-way leaves files newer than the recorded state, which the next
+    build sees (`output_intact`) and answers with a full build."""
+    out = out.resolve()
+    files = dict(manifest["files"])
+    try:
+        for path, data in sorted(changed.items()):
+            relative = safe_relative(path)
+            target = out / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) |
+                         getattr(os, "O_CLOEXEC", 0), 0o644)
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+            files[relative] = file_digest(data)
+        for path in sorted(removed):
+            relative = safe_relative(path)
             try:
-                os.write(fd, b"0")
-                return os.fstat(fd).st_mtime_ns
-            finally:
-                os.close(fd)
-                os.unlink(probe)
-        except OSError:
-            return time.time_ns()
+                os.unlink(out / relative)
+            except FileNotFoundError:
+                pass
+            files.pop(relative, None)
+    except OSError as exc:
+        raise _unwritable(out, exc) from None
+    return {**manifest, "files": dict(sorted(files.items())), "written_ns": file_clock(out)}
 
 
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None, root: Path | None = None) -> tuple[int, int]:

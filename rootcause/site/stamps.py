@@ -1,0 +1,187 @@
+"""What a build depends on, and the keys its caches are filed under: the input files and their
+cheap fingerprint (sizes and modification times), the theme's assets under content-hashed
+names, the version of the code and libraries, and the key of each rendered page. Shared by the
+full build (`builder`) and the rebuild of a few changed entries (`incremental`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..version import __version__
+from ..errors import RootcauseError, display_path
+from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
+
+if TYPE_CHECKING:
+    from ..config import SiteConfig
+
+MAX_ASSET_BYTES = 64 << 20
+
+
+def _input_files(root: Path, settings: dict, entries: bool = True) -> list[Path]:
+    files = [root / "site.yml"]
+    if entries:
+        files += sorted((root / "entries").glob("*.yaml"))
+    files += sorted((root / "content").glob("*.md"))
+    for key in ("healthy_logs", "theme", "study"):
+        value = settings.get(key)
+        # unvalidated here: a folder that is not plainly inside the project is not walked (the
+        # build then reports it, E017); links inside are not followed
+        if isinstance(value, str) and folder_problem(root, value) is None:
+            files += walk_regular(root / value, root)[0]
+    theme = bundled_theme()
+    files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(Path(__file__).parent.glob("*.py"))
+    return files
+
+
+def quick_settings(root: Path) -> dict:
+    """The few site.yml keys that locate inputs and output, read without validating anything.
+
+    Used only to decide that nothing changed; any real build validates site.yml in full. Read by
+    the same careful loader as everything else (a regular file, bounded, no aliases).
+    """
+    from ..located_yaml import load_yaml
+
+    located, _problems = load_yaml(root / "site.yml", "site.yml")
+    data = located.data if located is not None else None
+    return data if isinstance(data, dict) else {}
+
+
+def input_fingerprint(root: Path, settings: dict, entries: bool = True) -> str:
+    """Cheap identity of every input: paths, sizes and modification times (no file is read; a
+    symbolic link is identified as itself, never by what it points at). Without `entries`: of
+    everything but the entry files (what a rebuild of changed entries requires unchanged)."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(f"{__version__}\0{entries}\0".encode())
+    for path in _input_files(root, settings, entries):
+        try:
+            stat = os.lstat(path)
+        except OSError:
+            continue
+        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
+    """The regular files of the site's theme folder, and an E008 for each link or special file."""
+    if not config.theme:
+        return [], []
+    return walk_regular(root / config.theme, root)
+
+
+def collect_assets(root: Path, config: "SiteConfig") -> tuple[dict[str, str], dict[str, bytes]]:
+    """Theme assets (a site override wins) and Material's stylesheets, under content-hashed names."""
+    from .render import ICON_FOLDER, material_folder, material_icon_files, theme_folder
+
+    sources: dict[str, Path] = {}
+    for folder in [theme_folder() / "assets"] + ([root / config.theme / "assets"] if config.theme else []):
+        for path in walk_regular(folder, root)[0]:  # links and special files: refused by render_site
+            sources[path.relative_to(folder).as_posix()] = path
+    stylesheets = material_folder() / "assets" / "stylesheets"
+    sources["material/main.css"] = next(stylesheets.glob("main.*.min.css"))
+    sources["material/palette.css"] = next(stylesheets.glob("palette.*.min.css"))
+    names: dict[str, str] = {}
+    files: dict[str, bytes] = {}
+    for name, path in material_icon_files().items():  # stable names: the stylesheet refers to them
+        files[f"{ICON_FOLDER}{name}.svg"] = path.read_bytes()
+    for logical, path in sorted(sources.items()):
+        try:
+            data = read_regular(path, MAX_ASSET_BYTES)
+        except Refused as refused:
+            raise RootcauseError([refused.diagnostic(display_path(path, root))]) from None
+        if logical == "material/palette.css":
+            data += dark_without_javascript(data)
+        stem, dot, suffix = logical.rpartition(".")
+        name = f"assets/{stem}.{hashlib.sha256(data).hexdigest()[:10]}.{suffix}" if dot else f"assets/{logical}"
+        names[logical] = name
+        files[name] = data
+    return names, files
+
+
+def dark_without_javascript(palette: bytes) -> bytes:
+    """Material's dark ("slate") scheme, applied by `prefers-color-scheme` while <html> still has
+    class "no-js": with JavaScript off, a dark-mode reader gets the dark theme too (with it on,
+    palette.js sets the scheme before the first paint and removes "no-js")."""
+    import re
+
+    css = palette.decode("utf-8")
+    blocks = [m.group(2) for m in re.finditer(r"(\[data-md-color-scheme=slate\](?:\[data-md-color-primary=indigo\])?)"
+                                              r"\{([^{}]*)\}", css)]
+    if not blocks:
+        return b""
+    selector = "html.no-js [data-md-color-scheme=default]"
+    rules = "".join(f"{selector}{{{block}}}" for block in blocks)
+    return f"\n@media (prefers-color-scheme:dark){{{rules}}}\n".encode("utf-8")
+
+
+#: the libraries whose output the build cache holds (parsed entries, rendered pages): their
+#: versions are part of its keys, with the package's own source
+CACHED_LIBRARIES = ("pydantic", "pydantic-core", "jinja2", "markupsafe", "markdown-it-py", "markdown-it-pyrs",
+                    "mdit-py-plugins", "pygments", "mkdocs-material", "pyyaml", "google-re2")
+
+
+def build_version() -> str:
+    """The version of everything besides the project that a cached entry or page depends on."""
+    from importlib import metadata
+
+    from ..cache import code_version
+    from .render import theme_folder
+
+    versions = []
+    for name in CACHED_LIBRARIES:
+        try:
+            versions.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            versions.append((name, None))
+    theme = theme_folder()
+    bundled = [(p.relative_to(theme).as_posix(), hashlib.sha256(p.read_bytes()).hexdigest())
+               for p in sorted(theme.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    return code_version((__version__, versions, bundled))
+
+
+#: the one asset name that changes with the entries (signatures.json's hash), and the template
+#: that names it: only that page's key includes it, unless another template names it too
+VOLATILE_ASSET = "signatures.json"
+VOLATILE_TEMPLATE = "diagnose.html"
+
+
+def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str) -> tuple[str, str]:
+    """Everything besides the page's own context that a page depends on: the code's and the
+    bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
+    templates, by content. Returns (the stamp of every page, the stamp of the pages that name
+    the entries' signatures file)."""
+    from .render import theme_folder
+
+    folders = [root / config.theme / "templates"] if config.theme else []
+    templates = [(str(p.relative_to(root)), p.read_bytes())
+                 for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))
+                 if p.is_file() and not p.is_symlink()]
+    bundled = [(p.name, p.read_bytes()) for p in sorted((theme_folder() / "templates").glob("*")) if p.is_file()]
+    naming = {Path(name).name for name, text in templates + bundled if VOLATILE_ASSET.encode() in text}
+    names = dict(asset_names)
+    volatile = names.pop(VOLATILE_ASSET, "")
+    common = repr((version, config.model_dump_json(), sorted(names.items()),
+                   [(name, hashlib.sha256(text).hexdigest()) for name, text in templates], tabs))
+    if naming <= {VOLATILE_TEMPLATE}:
+        return common, common + volatile
+    return common + volatile, common + volatile
+
+
+def page_key(page, stamps: tuple[str, str]) -> str | None:
+    """A hash of everything `page` is rendered from, or None when that cannot be told (a value
+    whose text form is not its content)."""
+    stamp = stamps[1] if page.template == VOLATILE_TEMPLATE else stamps[0]
+    if page.template == "entry.html":
+        loaded = page.context["loaded"]
+        own = loaded.source_key or loaded.entry.model_dump_json()
+        text = repr((stamp, page.path, loaded.path, own, page.context["links"]))
+    else:
+        text = repr((stamp, page.path, page.template, page.title, page.description, page.sitemap, page.absolute,
+                     sorted(page.context.items())))
+        if " at 0x" in text:
+            return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
