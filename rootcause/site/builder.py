@@ -37,12 +37,14 @@ class BuildResult:
     out: Path | None = None
     checked: int = 0       # entries parsed and checked (the rest came from the build cache or the memo)
     rendered: int = 0      # pages rendered (the rest came from the build cache or the memo)
+    in_place: bool = False  # only entries changed: the site was updated in place from its model (`incremental`)
 
     def summary(self) -> str:
         if self.up_to_date:
             return f"site is up to date ({self.out}); nothing to do in {self.seconds:.2f}s"
-        return (f"built {self.entries} entries into {self.pages} pages ({self.files} files: {self.written} written, "
-                f"{self.reused} unchanged) in {self.seconds:.2f}s → {self.out}")
+        how = f"rebuilt {self.checked} changed entr{'y' if self.checked == 1 else 'ies'} of {self.entries} in place" \
+            if self.in_place else f"built {self.entries} entries into {self.pages} pages"
+        return f"{how} ({self.files} files: {self.written} written, {self.reused} unchanged) in {self.seconds:.2f}s → {self.out}"
 
 
 #: how long a build waits for another build of the same output folder to finish
@@ -103,7 +105,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             quick = rebuild(root, out, config, fingerprint, timings)
             if quick is not None:
                 return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
-                                   time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered)
+                                   time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered,
+                                   in_place=True)
         previous = None if force else read_manifest(out, root).get("files")
         with SiteWriter(out, previous=previous) as writer:
             stats: dict = {}

@@ -186,25 +186,32 @@ def store(project: Project, signature_file: bytes | None = None,
 
 
 def store_files(root: Path, before: Inputs, base_url: str, signature_file: bytes,
-                search_files: Mapping[str, bytes]) -> str | None:
+                search_files: Mapping[str, bytes], previous: DiagnosisIndex | None = None,
+                rows: dict[str, bytes] | None = None, consequences: dict | None = None) -> str | None:
     """`store` from the site's files themselves, for inputs taken (`Inputs.take`) before the
-    entries they were made from were read."""
-    previous = None
+    entries they were made from were read. With `previous` (the index of the same signatures)
+    and `rows` (the entries whose rows changed, as signatures.json has them; `consequences` as
+    it has them), its signature
+    table and records are kept and only the rows replaced: a rebuild whose changed entries
+    kept their signatures does not compile the table again."""
+    recorded = None
     old = read_cache(root, NAME, KIND)
     if old is not None:
         try:
-            previous = json.loads(old.section("inputs") or b"null")
+            recorded = json.loads(old.section("inputs") or b"null")
         except (ValueError, RecursionError):
-            previous = None
+            recorded = None
         old.close()
     try:
-        hashes = before.hashes(previous if isinstance(previous, dict) else None)
+        hashes = before.hashes(recorded if isinstance(recorded, dict) else None)
     except (TypeError, IndexError, KeyError):   # a previous record of another shape: hash everything
         hashes = before.hashes()
     if Inputs.take(root, before.folders).stats != before.stats:
         return None   # an input changed while it was being checked or hashed
     record = before.record(hashes)
-    if not _write(root, before, record, base_url, _sections(json.loads(signature_file), search_files)):
+    sections = _sections(json.loads(signature_file), search_files) if previous is None or rows is None else \
+        _replaced(previous, rows, consequences or {}, search_files)
+    if not _write(root, before, record, base_url, sections):
         return None
     return content_key(record)
 
@@ -239,6 +246,32 @@ def _sections(data: dict, search_files: Mapping[str, bytes]) -> dict[str, bytes]
         offset += len(body)
     return {"table": _dump(table), "records": records, "entries": b"\n".join(lines),
             "entry_index": _dump(entry_index), "consequences": _dump(data["consequences"]),
+            "search_index": _dump(search_index), "search": b"".join(body for _p, body in sorted(search_files.items()))}
+
+
+def _replaced(previous: DiagnosisIndex, rows: dict[str, bytes], consequences: dict,
+              search_files: Mapping[str, bytes]) -> dict[str, bytes]:
+    """`_sections` from the previous index with some entries' rows replaced."""
+    cached = previous._cached
+    table, records, entries = cached.section("table"), cached.section("records", verify=True), cached.section("entries", verify=True)
+    if table is None or records is None or entries is None:
+        raise CorruptIndex("the previous index is damaged")
+    lines, entry_index, offset = [], {}, 0
+    for entry_id, (start, length, check) in previous.entry_ids().items():
+        if entry_id in rows:
+            line = b'["' + entry_id.encode() + b'",' + rows[entry_id] + b"]"
+            check = zlib.crc32(line)
+        else:
+            line = entries[start:start + length]
+        entry_index[entry_id] = [offset, len(line), check]
+        lines.append(line)
+        offset += len(line) + 1
+    search_index, offset = {}, 0
+    for path, body in sorted(search_files.items()):
+        search_index[path] = [offset, len(body), zlib.crc32(body)]
+        offset += len(body)
+    return {"table": table, "records": records, "entries": b"\n".join(lines),
+            "entry_index": _dump(entry_index), "consequences": _dump(consequences),
             "search_index": _dump(search_index), "search": b"".join(body for _p, body in sorted(search_files.items()))}
 
 

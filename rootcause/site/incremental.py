@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import zlib
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..cache import Inputs, RecordStore, input_folders
@@ -36,7 +36,7 @@ from ..files import Refused, read_regular
 from ..located_yaml import MAX_FILE_BYTES
 from ..matching.anchors import CorruptIndex
 from ..matching.signatures import find_matches, parse_text
-from .render import Card, Page, Renderer, aggregate_pages, entry_page
+from .render import Card, Page, Renderer, aggregate_pages, diagnose_page, entry_page
 from .search import (
     MANIFEST,
     SIGNATURES,
@@ -51,7 +51,7 @@ from .search import (
     term_shards,
 )
 from .search import DOCS_PER_SHARD
-from .stamps import build_version, collect_assets, input_fingerprint, page_key, render_stamp
+from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, input_fingerprint, page_key, render_stamp
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 1
@@ -75,8 +75,8 @@ def _dump(value) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _card_data(card: Card) -> list:
-    return list(astuple(card))
+def _card_data(card: Card) -> tuple:
+    return tuple(card.__dict__.values())   # its fields in order (astuple would deep-copy them)
 
 
 def _card(data: list) -> Card:
@@ -243,14 +243,19 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, state, timings) ->
         for entry_id, loaded in fresh.items():
             cards[entry_id] = Card.of(loaded)
         parts = _sigparts(state)
+        same_signatures = True
         for entry_id, loaded in fresh.items():
-            parts[entry_id] = signature_parts(loaded)
-        signature_file = assemble_signature_file(parts, consequences_of(related))
+            new_parts = signature_parts(loaded)
+            same_signatures = same_signatures and new_parts[0] == parts[entry_id][0]
+            parts[entry_id] = new_parts
+        consequences = consequences_of(related)
+        signature_file = assemble_signature_file(parts, consequences)
         files[SIGNATURES] = signature_file
+        signature_file_changed = manifest["files"].get(SIGNATURES) != file_digest(signature_file)
         weights_blob = _search_update(state, model, fresh, before, cards, files, removed)
 
     with timings.stage("render"):
-        rendered = _render(root, config, version, signature_file, fresh, before, cards, old_cards, related,
+        rendered = _render(root, config, version, signature_file, signature_file_changed, fresh, before, cards, old_cards, related,
                            old_entries, old_loaded, files)
 
     with timings.stage("index"):
@@ -263,7 +268,9 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, state, timings) ->
         for path in removed:
             search.pop(path, None)
         search.update({path: body for path, body in files.items() if path.startswith("search/") and path != SIGNATURES})
-        model["diagnose_key"] = store_files(root, now, config.base_url, signature_file, search)
+        rows = {entry_id: parts[entry_id][1] for entry_id in fresh} if same_signatures else None
+        model["diagnose_key"] = store_files(root, now, config.base_url, signature_file, search,
+                                            previous=index, rows=rows, consequences=consequences)
 
     with timings.stage("write"):
         changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != file_digest(body)}
@@ -444,7 +451,7 @@ def _search_update(state, model: dict, fresh, before, cards: dict[str, Card], fi
     return groups
 
 
-def _render(root: Path, config, version: str, signature_file: bytes, fresh, before, cards, old_cards, related,
+def _render(root: Path, config, version: str, signature_file: bytes, signature_file_changed: bool, fresh, before, cards, old_cards, related,
             old_entries, old_loaded, files: dict) -> int:
     """The pages a change shows on: the changed entries' own, the pages of the entries they link
     with (either way, before or after) when their card or links changed, and every list page whose
@@ -475,19 +482,21 @@ def _render(root: Path, config, version: str, signature_file: bytes, fresh, befo
             neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
     for entry_id in sorted(neighbours - set(fresh)):
         pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
-    new_plan = aggregate_pages(config, cards, content_pages, study)
     cards_changed = any(cards[i] != old_cards[i] for i in fresh)
-    if cards_changed:
+    if cards_changed:   # the list pages are made from cards alone: those whose context changed
+        new_plan = aggregate_pages(config, cards, content_pages, study)
         old_plan = aggregate_pages(config, old_cards, content_pages, study)
         if [p.path for p in old_plan] != [p.path for p in new_plan]:
             raise _Fallback("the list pages are not the same pages")
         pages += [new for old, new in zip(old_plan, new_plan)
                   if (old.template, old.title, old.description, old.sitemap, old.context) !=
                   (new.template, new.title, new.description, new.sitemap, new.context)]
-    if not any(p.template == "diagnose.html" for p in pages):
-        pages += [p for p in new_plan if p.template == "diagnose.html"]
+    if signature_file_changed and not any(p.template == VOLATILE_TEMPLATE for p in pages):
+        pages.append(diagnose_page(config))
     renderer = Renderer(config, root, asset_names, tabs)
     stamp = render_stamp(root, config, asset_names, tabs, version)
+    if signature_file_changed and stamp[0] == stamp[1]:
+        raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     page_store = RecordStore(root, "build-pages")
     rendered = 0
     for page in pages:

@@ -434,9 +434,7 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         planned.append(frequency_page(config, cards, study))
     planned.append(Page("search/index.html", "search.html", "Search", "Search error messages and symptoms.",
                         {"canonical": base + "search/"}))
-    planned.append(Page("diagnose/index.html", "diagnose.html", "Diagnose a log",
-                        "Paste a training log and find the failures it shows, in your browser.",
-                        {"canonical": base + "diagnose/"}))
+    planned.append(diagnose_page(config))
     for content in pages:
         planned.append(Page(f"{content.slug}/index.html", "page.html", content.title, content.description,
                             {"content": content, "canonical": base + f"{content.slug}/",
@@ -447,6 +445,13 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
                          "suggest": [[c.id, plain(c.title)] for c in sorted(every, key=lambda c: c.id)]},
                         sitemap=False, absolute=True))
     return planned
+
+
+def diagnose_page(config: SiteConfig) -> Page:
+    """The one page that names the entries' signatures file (its address carries the file's hash)."""
+    return Page("diagnose/index.html", "diagnose.html", "Diagnose a log",
+                "Paste a training log and find the failures it shows, in your browser.",
+                {"canonical": config.base_url + "diagnose/"})
 
 
 FREQUENCY_LINKS = 5   # threads linked per class and system; the table in the repository has them all

@@ -1,0 +1,222 @@
+"""Issue 12: a rebuild after a few entries changed is done in place, in proportion to the change
+(`rootcause.site.incremental`), and writes exactly the bytes a cold build of the same input
+writes. Whatever the model cannot answer (an error to report, a collision, an added entry, a
+damaged model, a site changed by hand) is left to the full build, which reports as a cold one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+from rootcause.errors import RootcauseError
+from rootcause.site import diagnosis_index
+from rootcause.site.builder import build, site_files
+from rootcause.site.write import state_name
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the bundled project (entries, content, healthy logs, study), built once."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("entries", "content", "study"):
+        shutil.copytree(REPO / name, project / name)
+    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
+    shutil.copy(REPO / "site.yml", project / "site.yml")
+    assert not build(project, progress=False).in_place
+    return project
+
+
+def entry(project: Path, entry_id: str) -> Path:
+    return project / "entries" / f"{entry_id}.yaml"
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def prepend(path: Path, key: str, words: str) -> None:
+    """Put `words` at the start of a top-level text field (a block scalar's first line)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{key}:"))
+    if lines[at].rstrip().endswith((">", "|", ">-", "|-")):
+        indent = len(lines[at + 1]) - len(lines[at + 1].lstrip())
+        lines[at + 1] = lines[at + 1][:indent] + words + " " + lines[at + 1][indent:]
+    else:
+        lines[at] = lines[at].replace(f"{key}: ", f"{key}: {words} ", 1)
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def add_log_line(path: Path, line: str) -> None:
+    """Put `line` at the top of the entry's first example log."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, text in enumerate(lines) if text.strip() == "- log: |")
+    indent = len(lines[at + 1]) - len(lines[at + 1].lstrip())
+    lines.insert(at + 1, " " * indent + line)
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity "
+            "of 31.47 GiB of which 12.73 GiB is free.")
+
+
+def cold_check(project: Path) -> list:
+    """Every diagnostic of the project, checked without any cache."""
+    from rootcause.entries.project import open_project
+
+    return open_project(project)[1]
+
+
+def same_as_cold(project: Path) -> None:
+    assert files_of(project / "site") == site_files(project)
+
+
+def test_a_summary_edit_is_rebuilt_in_place(project: Path):
+    path = entry(project, "nccl-watchdog-collective-timeout")
+    prepend(path, "summary", "Rewritten here.")
+    result = build(project, progress=False)
+    assert result.in_place and result.checked == 1
+    assert "rebuilt 1 changed entry of" in result.summary()
+    # its page, the list pages showing its card, the pages linking to it, search and signatures
+    assert 3 < result.written < 60
+    same_as_cold(project)
+    index = diagnosis_index.load(project)   # diagnose reads the new summary without checking anything
+    assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Rewritten here.")
+    assert build(project, progress=False).up_to_date
+
+
+def test_prose_only_on_its_page_writes_one_page(project: Path):
+    path = entry(project, "nccl-watchdog-collective-timeout")
+    prepend(path, "root_cause", "Put briefly, a collective never finished.")
+    result = build(project, progress=False)
+    # its page alone is rendered; besides it only search shards whose term weights moved are written
+    assert result.in_place and result.rendered == 1 and 1 <= result.written <= 4
+    same_as_cold(project)
+
+
+def test_links_and_signatures_changed_in_place(project: Path):
+    """A new `related` link (the other entry's backlinks and the declared consequences change)
+    and signatures removed (the diagnosis index's table is compiled again)."""
+    path = entry(project, "cuda-out-of-memory")
+    text = path.read_text(encoding="utf-8")
+    assert "related:\n" in text
+    edit(path, "related:\n", "related:\n  - id: dataloader-worker-killed\n    relation: often-confused-with\n")
+    result = build(project, progress=False)
+    assert result.in_place
+    same_as_cold(project)
+    signatures = json.loads((project / "site" / "search" / "signatures.json").read_bytes())
+    before = sum(1 for s in signatures["signatures"] if s["entry"] == "cuda-out-of-memory")
+    data = path.read_text(encoding="utf-8")
+    start = data.index("signatures:\n")
+    second = data.index("\n  - ", data.index("\n  - ", start) + 1)   # the second signature's item: it and the rest go
+    end = min(i for i in (data.find("\n" + key, second) for key in
+                          ("symptoms:", "root_cause:", "misdiagnosis:", "confirm:", "fix:")) if i > 0)
+    path.write_text(data[:second] + data[end:], encoding="utf-8")
+    result = build(project, progress=False)
+    assert result.in_place
+    same_as_cold(project)
+    signatures = json.loads((project / "site" / "search" / "signatures.json").read_bytes())
+    assert before > 1 and sum(1 for s in signatures["signatures"] if s["entry"] == "cuda-out-of-memory") == 1
+    index = diagnosis_index.load(project)
+    assert index is not None and len(index.table()) == len(signatures["signatures"])
+
+
+def test_a_touched_file_writes_nothing(project: Path):
+    path = entry(project, "nccl-watchdog-collective-timeout")
+    os.utime(path, (1_000_000_000, 1_000_000_000))
+    result = build(project, progress=False)
+    assert result.in_place and result.written == 0 and result.checked == 0
+    assert build(project, progress=False).up_to_date
+
+
+def test_an_error_is_reported_as_a_cold_build_reports_it(project: Path):
+    before = files_of(project / "site")
+    edit(entry(project, "nccl-watchdog-collective-timeout"), "severity: critical", "severity: dire")
+    with pytest.raises(RootcauseError) as raised:
+        build(project, progress=False)
+    assert raised.value.diagnostics == cold_check(project)
+    assert [d.path for d in raised.value.diagnostics] == ["entries/nccl-watchdog-collective-timeout.yaml"]
+    assert files_of(project / "site") == before
+
+
+def test_a_changed_example_that_another_signature_matches(project: Path):
+    """E035 one way: the changed entry's example also matches an unrelated entry's signature."""
+    add_log_line(entry(project, "nccl-topo-xml-missing-attribute"), OOM_LINE)
+    with pytest.raises(RootcauseError) as raised:
+        build(project, progress=False)
+    assert raised.value.diagnostics == cold_check(project)
+    assert [d.code for d in raised.value.diagnostics] == ["E035"]
+    assert "cuda-out-of-memory" in raised.value.diagnostics[0].message
+
+
+def test_a_changed_signature_that_matches_another_example(project: Path):
+    """E035 the other way: an unchanged entry's example matches the changed signature (whose own
+    example the other entry's signature does not match)."""
+    edit(entry(project, "nccl-topo-xml-missing-attribute"), "\nsignatures:\n",
+         '\nsignatures:\n  - pattern: "Tried to allocate {float} GiB. GPU {int} has a total capacity"\n'
+         "    source: a test\n    examples:\n      - log: |\n"
+         "          Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 8.00 GiB\n"
+         "        assembled: torch c10/cuda/CUDACachingAllocator.cpp, a test\n")
+    with pytest.raises(RootcauseError) as raised:
+        build(project, progress=False)
+    assert raised.value.diagnostics == cold_check(project)
+    assert {d.code for d in raised.value.diagnostics} == {"E035"}
+    assert "entries/cuda-out-of-memory.yaml" in {d.path for d in raised.value.diagnostics}
+    assert all(d.path != "entries/nccl-topo-xml-missing-attribute.yaml" and "nccl-topo-xml-missing-attribute" in d.message
+               for d in raised.value.diagnostics)
+
+
+def test_an_added_entry_takes_the_full_build(project: Path):
+    text = entry(project, "loss-plateau-not-learning").read_text(encoding="utf-8")   # role: symptom, no examples
+    (project / "entries" / "loss-plateau-copy.yaml").write_text(
+        text.replace("id: loss-plateau-not-learning", "id: loss-plateau-copy"), encoding="utf-8")
+    result = build(project, progress=False)
+    assert not result.in_place and result.entries == 168
+    same_as_cold(project)
+
+
+def test_a_damaged_model_is_not_trusted(project: Path):
+    state = project / ".rootcause-cache" / state_name(project / "site")
+    data = bytearray(state.read_bytes())
+    at = data.index(b'"cards"', data.index(b"\n") + 1)   # a byte inside the sections, past the header
+    data[at + 40] ^= 0x20
+    state.write_bytes(bytes(data))
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Again.")
+    result = build(project, progress=False)
+    assert not result.in_place
+    same_as_cold(project)
+
+
+def test_a_site_changed_by_hand_is_built_again(project: Path):
+    page = project / "site" / "entries" / "cuda-out-of-memory" / "index.html"
+    page.write_bytes(page.read_bytes() + b"<!-- edited -->")
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Once more.")
+    result = build(project, progress=False)
+    assert not result.in_place
+    same_as_cold(project)
+
+
+def test_a_changed_signature_that_matches_a_healthy_log(project: Path):
+    """E036: a changed signature fires on a log of a run that did not fail."""
+    edit(entry(project, "nccl-topo-xml-missing-attribute"), "\nsignatures:\n",
+         '\nsignatures:\n  - pattern: "cuda available: False | gloo: {word}"\n'
+         "    source: a test\n    examples:\n      - log: |\n"
+         "          torch 2.13.0+cpu | cuda available: False | gloo: True\n"
+         "        assembled: torch torch/cuda/__init__.py, a test of the healthy-log check\n")
+    with pytest.raises(RootcauseError) as raised:
+        build(project, progress=False)
+    assert raised.value.diagnostics == cold_check(project)
+    assert {d.code for d in raised.value.diagnostics} == {"E036"}
