@@ -21,7 +21,7 @@ from ..errors import RootcauseError
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
-from .stamps import build_version, collect_assets, input_fingerprint, page_key, quick_settings, render_stamp, theme_files
+from .stamps import build_version, collect_assets, input_fingerprint, input_fingerprints, page_key, quick_settings, render_stamp, theme_files
 from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
                     write_manifest)
 
@@ -89,7 +89,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         problems = check_output_folder(out, root)
         if problems:
             raise RootcauseError(problems)
-        fingerprint = input_fingerprint(root, config.model_dump())
+        settings_now = config.model_dump()
+        fingerprint, others = input_fingerprints(root, settings_now)
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
@@ -102,7 +103,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if not force:
             from .incremental import rebuild
 
-            quick = rebuild(root, out, config, fingerprint, timings)
+            quick = rebuild(root, out, config, fingerprint, others, timings)
             if quick is not None:
                 return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
                                    time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered,
@@ -257,7 +258,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
             from .incremental import model_sections
 
             with timings.stage("index"):
-                stats["model"] = model_sections(project, version, input_fingerprint(root, config.model_dump(), entries=False),
+                stats["model"] = model_sections(project, version, input_fingerprints(root, config.model_dump())[1],
                                                 keep, parts, diagnose_key, len(pages))
     return len(catalog.entries), len(pages)
 

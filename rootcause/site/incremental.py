@@ -51,7 +51,7 @@ from .search import (
     term_shards,
 )
 from .search import DOCS_PER_SHARD
-from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, input_fingerprint, page_key, render_stamp
+from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 1
@@ -136,16 +136,17 @@ def _json(state, name: str):
         raise _Fallback(f"section {name} is not JSON") from None
 
 
-def rebuild(root: Path, out: Path, config, fingerprint: str, timings=None) -> Outcome | None:
+def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timings=None) -> Outcome | None:
     """Rebuild `out` for the entry files changed since the last build, or None when only a
-    full build can (see the module's docstring). The caller holds the output's lock."""
+    full build can (see the module's docstring). `fingerprint` and `others`: the inputs'
+    (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds."""
     from ..timings import OFF
 
     state = open_state(out, root)
     if state is None:
         return None
     try:
-        return _rebuild(root, out, config, fingerprint, state, timings or OFF)
+        return _rebuild(root, out, config, fingerprint, others, state, timings or OFF)
     except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError) as exc:
         # a model this code cannot read is never trusted: the full build runs
         if os.environ.get("ROOTCAUSE_EXPLAIN_REBUILD"):
@@ -155,13 +156,13 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, timings=None) -> Ou
         state.close()
 
 
-def _rebuild(root: Path, out: Path, config, fingerprint: str, state, timings) -> Outcome | None:
+def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings) -> Outcome | None:
     with timings.stage("load"):
         model = _json(state, "model")
         manifest = _json(state, "state")
         version = build_version()
         if not isinstance(model, dict) or model.get("format") != FORMAT or model.get("version") != version or \
-                model.get("others") != input_fingerprint(root, config.model_dump(), entries=False) or \
+                model.get("others") != others or \
                 model.get("config") != config_key(config) or not model.get("diagnose_key"):
             return None
         now = Inputs.take(root, input_folders(config))   # before any entry is read

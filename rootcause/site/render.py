@@ -375,11 +375,10 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     cards (and the study's rows) only."""
     vocab = config.vocabularies
     base = config.base_url
-    every = list(cards.values())
     severity_order = {k: i for i, k in enumerate(vocab.severities)}
-
-    def ordered(items: list[Card]) -> list[Card]:
-        return sorted(items, key=lambda c: (severity_order[c.severity], c.title.lower()))
+    # most severe first, then by title: sorted once, so that every list taken from it in order is
+    # sorted too (the sort is stable: ties stay in id order, as sorting each list would leave them)
+    every = sorted(cards.values(), key=lambda c: (severity_order[c.severity], c.title.lower()))
 
     counts = {
         "categories": {k: 0 for k in vocab.categories}, "systems": {k: 0 for k in vocab.systems},
@@ -408,20 +407,19 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         Page("index.html", "home.html", config.title, config.description,
              {"recent": recent, "counts": counts, "total": total, "canonical": base}),
         Page("entries/index.html", "entries.html", "All entries", f"All {total} entries.",
-             {"by_severity": [(key, term, sorted((c for c in every if c.severity == key), key=lambda c: c.title.lower()))
-                              for key, term in vocab.severities.items()],
+             {"by_severity": [(key, term, [c for c in every if c.severity == key]) for key, term in vocab.severities.items()],
               "total": total, "canonical": base + "entries/"}),
     ]
     for key, term in vocab.categories.items():
         planned.append(Page(f"categories/{key}/index.html", "list.html", term.title, term.description,
-                            {"heading": term.title, "intro": term.description, "items": ordered(by_category[key]),
+                            {"heading": term.title, "intro": term.description, "items": by_category[key],
                              "canonical": base + f"categories/{key}/"}))
     for key, term in vocab.tags.items():
         planned.append(Page(f"tags/{key}/index.html", "list.html", f"Tag: {term.title}", term.description,
-                            {"heading": f"Tag: {term.title}", "intro": term.description, "items": ordered(by_tag[key]),
+                            {"heading": f"Tag: {term.title}", "intro": term.description, "items": by_tag[key],
                              "canonical": base + f"tags/{key}/"}, sitemap=bool(by_tag[key])))
     for key, term in vocab.systems.items():
-        items = ordered(by_system[key])
+        items = by_system[key]
         by_phase = [(p, phase, [c for c in items if c.phase == p]) for p, phase in vocab.phases.items()]
         planned.append(Page(f"systems/{key}/index.html", "system.html", term.title, term.description,
                             {"system_key": key, "system": term, "items": items,

@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 MAX_ASSET_BYTES = 64 << 20
 
 
-def _input_files(root: Path, settings: dict, entries: bool = True) -> list[Path]:
+def _input_files(root: Path, settings: dict) -> list[Path]:
     files = [root / "site.yml"]
-    if entries:
-        files += sorted((root / "entries").glob("*.yaml"), key=str)   # by text: comparing Paths is slow
+    files += sorted((root / "entries").glob("*.yaml"), key=str)   # by text: comparing Paths is slow
     files += sorted((root / "content").glob("*.md"), key=str)
     for key in ("healthy_logs", "theme", "study"):
         value = settings.get(key)
@@ -51,19 +50,29 @@ def quick_settings(root: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def input_fingerprint(root: Path, settings: dict, entries: bool = True) -> str:
+def input_fingerprint(root: Path, settings: dict) -> str:
     """Cheap identity of every input: paths, sizes and modification times (no file is read; a
-    symbolic link is identified as itself, never by what it points at). Without `entries`: of
-    everything but the entry files (what a rebuild of changed entries requires unchanged)."""
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{__version__}\0{entries}\0".encode())
-    for path in _input_files(root, settings, entries):
+    symbolic link is identified as itself, never by what it points at)."""
+    return input_fingerprints(root, settings)[0]
+
+
+def input_fingerprints(root: Path, settings: dict) -> tuple[str, str]:
+    """(`input_fingerprint`, the same of every input but the entry files: what a rebuild of
+    changed entries requires unchanged), from one walk of the inputs."""
+    every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
+    every.update(f"{__version__}\0True\0".encode())
+    others.update(f"{__version__}\0False\0".encode())
+    entries = os.fspath(root / "entries")
+    for path in _input_files(root, settings):
         try:
             stat = os.lstat(path)
         except OSError:
             continue
-        digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
-    return digest.hexdigest()
+        line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape")
+        every.update(line)
+        if not (path.suffix == ".yaml" and os.fspath(path.parent) == entries):
+            others.update(line)
+    return every.hexdigest(), others.hexdigest()
 
 
 def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
