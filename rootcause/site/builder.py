@@ -4,7 +4,9 @@
 
 A build whose inputs (files under the project, by size and modification time, and the theme and
 package files) are unchanged since the last build, with that build's output intact, returns at
-once without loading anything.
+once without loading anything. One in which only a few entry files changed is done in place by
+`incremental`, when the last build's site model can answer it; any other is a full build, which
+takes unchanged entries and pages from the build cache.
 """
 
 from __future__ import annotations
