@@ -170,7 +170,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         entry_page,
         incoming_links,
     )
-    from .diagnosis_index import store as store_diagnosis_index
+    from .diagnosis_index import index_sections, store_sections
     from .search import SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_parts
 
     timings = timings or OFF
@@ -202,8 +202,11 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         signatures = assemble_signature_file(parts, consequences_of(related))
         files.update(search_files)
         files[SIGNATURES] = signatures
-        diagnose_key = store_diagnosis_index(project, signatures, search_files)   # for `diagnose`, in .rootcause-cache/
-        del search_files, related
+        index = index_sections(search_files, signatures)
+        if project.inputs is not None:   # for `diagnose`, in .rootcause-cache/
+            store_sections(root, project.inputs, config.base_url, index)
+        table = index["table"], index["records"]
+        del search_files, related, index
         asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
     with timings.stage("render"):
@@ -261,7 +264,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
 
             with timings.stage("index"):
                 stats["model"] = model_sections(project, version, input_fingerprints(root, config.model_dump())[1],
-                                                keep, parts, diagnose_key, len(pages))
+                                                keep, parts, table, len(pages))
     return len(catalog.entries), len(pages)
 
 

@@ -182,18 +182,13 @@ def store(project: Project, signature_file: bytes | None = None,
 
         signature_file = signature_file if signature_file is not None else build_signature_file(catalog)
         search_files = search_files if search_files is not None else build_search_files(catalog)
-    return store_files(project.root, project.inputs, catalog.config.base_url, signature_file, search_files)
+    return store_sections(project.root, project.inputs, catalog.config.base_url,
+                          index_sections(search_files, signature_file))
 
 
-def store_files(root: Path, before: Inputs, base_url: str, signature_file: bytes,
-                search_files: Mapping[str, bytes], previous: DiagnosisIndex | None = None,
-                rows: dict[str, bytes] | None = None, consequences: dict | None = None) -> str | None:
-    """`store` from the site's files themselves, for inputs taken (`Inputs.take`) before the
-    entries they were made from were read. With `previous` (the index of the same signatures)
-    and `rows` (the entries whose rows changed, as signatures.json has them; `consequences` as
-    it has them), its signature
-    table and records are kept and only the rows replaced: a rebuild whose changed entries
-    kept their signatures does not compile the table again."""
+def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str, bytes]) -> str | None:
+    """`store` from the index's sections (`index_sections`), for inputs taken (`Inputs.take`)
+    before the entries they were made from were read."""
     recorded = None
     old = read_cache(root, NAME, KIND)
     if old is not None:
@@ -209,69 +204,39 @@ def store_files(root: Path, before: Inputs, base_url: str, signature_file: bytes
     if Inputs.take(root, before.folders).stats != before.stats:
         return None   # an input changed while it was being checked or hashed
     record = before.record(hashes)
-    sections = _sections(json.loads(signature_file), search_files) if previous is None or rows is None else \
-        _replaced(previous, rows, consequences or {}, search_files)
     if not _write(root, before, record, base_url, sections):
         return None
     return content_key(record)
 
 
-def stored(root: Path, key: str) -> DiagnosisIndex | None:
-    """The index whose content key is `key` (the one the last build stored), fresh or not: a
-    rebuild reads the other entries' signatures from it. None if the cache holds another."""
-    cached = read_cache(root, NAME, KIND)
-    if cached is None:
-        return None
-    if cached.header.get("format") != FORMAT or cached.header.get("key") != key or \
-            not isinstance(cached.header.get("base_url"), str) or not all(name in cached for name in SECTIONS):
-        cached.close()
-        return None
-    return DiagnosisIndex(cached)
-
-
-def _sections(data: dict, search_files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The sections made from a site's signatures.json data and its search files."""
+def index_sections(search_files: Mapping[str, bytes], signature_file: bytes | None = None, *,
+                   rows: dict[str, bytes] | None = None, consequences: dict | None = None,
+                   table: tuple[bytes, bytes] | None = None) -> dict[str, bytes]:
+    """The sections of an index, from a site's signatures.json and its search files; or, for a
+    rebuild that knows them, from the entries' rows (as signatures.json has them, by id), the
+    declared consequences and the (table, records) sections of the same signatures, which are
+    then not compiled again."""
     from ..matching.anchors import SignatureTable
 
-    table, records = SignatureTable.records(data["signatures"])
-    lines, entry_index, offset = [], {}, 0
-    for entry_id, row in data["entries"].items():
-        line = _dump([entry_id, row])
+    if signature_file is not None:
+        data = json.loads(signature_file)
+        table_data, records = SignatureTable.records(data["signatures"])
+        table = (_dump(table_data), records)
+        lines = [(entry_id, _dump([entry_id, row])) for entry_id, row in data["entries"].items()]
+        consequences = data["consequences"]
+    else:
+        assert rows is not None and table is not None
+        lines = [(entry_id, b'["' + entry_id.encode() + b'",' + row + b"]") for entry_id, row in sorted(rows.items())]
+    entry_index, offset = {}, 0
+    for entry_id, line in lines:
         entry_index[entry_id] = [offset, len(line), zlib.crc32(line)]
-        lines.append(line)
         offset += len(line) + 1
     search_index, offset = {}, 0
     for path, body in sorted(search_files.items()):
         search_index[path] = [offset, len(body), zlib.crc32(body)]
         offset += len(body)
-    return {"table": _dump(table), "records": records, "entries": b"\n".join(lines),
-            "entry_index": _dump(entry_index), "consequences": _dump(data["consequences"]),
-            "search_index": _dump(search_index), "search": b"".join(body for _p, body in sorted(search_files.items()))}
-
-
-def _replaced(previous: DiagnosisIndex, rows: dict[str, bytes], consequences: dict,
-              search_files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """`_sections` from the previous index with some entries' rows replaced."""
-    cached = previous._cached
-    table, records, entries = cached.section("table"), cached.section("records", verify=True), cached.section("entries", verify=True)
-    if table is None or records is None or entries is None:
-        raise CorruptIndex("the previous index is damaged")
-    lines, entry_index, offset = [], {}, 0
-    for entry_id, (start, length, check) in previous.entry_ids().items():
-        if entry_id in rows:
-            line = b'["' + entry_id.encode() + b'",' + rows[entry_id] + b"]"
-            check = zlib.crc32(line)
-        else:
-            line = entries[start:start + length]
-        entry_index[entry_id] = [offset, len(line), check]
-        lines.append(line)
-        offset += len(line) + 1
-    search_index, offset = {}, 0
-    for path, body in sorted(search_files.items()):
-        search_index[path] = [offset, len(body), zlib.crc32(body)]
-        offset += len(body)
-    return {"table": table, "records": records, "entries": b"\n".join(lines),
-            "entry_index": _dump(entry_index), "consequences": _dump(consequences),
+    return {"table": table[0], "records": table[1], "entries": b"\n".join(line for _i, line in lines),
+            "entry_index": _dump(entry_index), "consequences": _dump(consequences or {}),
             "search_index": _dump(search_index), "search": b"".join(body for _p, body in sorted(search_files.items()))}
 
 

@@ -4,12 +4,12 @@ A full build that used the build cache leaves a *site model* in its state file
 (`.rootcause-cache/build-state-*`, beside the list of files it wrote): every entry's stat key and
 record key, the cards list pages show, the declared links, every search-term weight by shard key
 and the shard names, each entry's share of `signatures.json`, the examples as signatures read
-them, and the key of the diagnosis index it stored.
+them, and a copy of the signature table of the diagnosis index it stored.
 
 `rebuild` uses it when only entry files changed (none added or removed, no other input, the same
 code), at most MAX_CHANGED of them, and the site is as the last build left it. It checks the
 changed entries alone (`load_entry`) and against the others: their links, their examples
-against every other signature (through the stored diagnosis index's anchors), the other
+against every other signature (through the model's signature table), the other
 examples against their signatures (through the stored example lines), their signatures against
 the healthy logs. It writes only the files that differ: their pages, the pages that list or link
 to them when what those show changed, the search shards of the terms whose weights changed, the
@@ -57,8 +57,9 @@ from .write import file_digest, open_state, output_intact, update_in_place, writ
 FORMAT = 1
 #: more changed entries than this: the full build (with the build cache) is about as quick
 MAX_CHANGED = 16
-PER_RECORD = ("weights",)
-SECTIONS = ("state", "model", "entries", "cards", "related", "weights", "weights_index", "examples", "sigparts")
+PER_RECORD = ("weights", "records")
+SECTIONS = ("state", "model", "entries", "cards", "related", "weights", "weights_index", "table", "records", "examples",
+            "sigparts")
 
 
 @dataclass
@@ -94,10 +95,12 @@ def _lines(records: list[tuple[str, bytes]]) -> tuple[bytes, dict[str, list[int]
 
 
 # -- what a full build leaves ---------------------------------------------------------------------
-def model_sections(project, version: str, others: str, keep: dict, parts: dict, diagnose_key: str | None,
+def model_sections(project, version: str, others: str, keep: dict, parts: dict, table: tuple[bytes, bytes],
                    pages: int) -> dict[str, bytes]:
     """The site model's sections, from a full build's catalog and what its index stage kept
-    (`keep`: `build_search_files`'s order, weights and shard names; `parts`: `signature_parts` by id)."""
+    (`keep`: `build_search_files`'s order, weights and shard names; `parts`: `signature_parts` by
+    id; `table`: the diagnosis index's signature table and records, a copy the model owns, so that
+    an index stored meanwhile by `check` or `diagnose` changes nothing here)."""
     catalog = project.catalog
     stats = project.inputs.stats if project.inputs is not None else {}
     entries, cards, related, examples = {}, {}, {}, []
@@ -113,10 +116,9 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
                                                             for t, docs in tokens.items()}]))
                                      for group, tokens in sorted(keep["weights"].items())])
     model = {"format": FORMAT, "version": version, "others": others, "config": config_key(catalog.config),
-             "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"],
-             "diagnose_key": diagnose_key, "pages": pages}
+             "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages}
     return {"model": _dump(model), "entries": _dump(entries), "cards": _dump(cards), "related": _dump(related),
-            "weights": weights, "weights_index": _dump(weights_index),
+            "weights": weights, "weights_index": _dump(weights_index), "table": table[0], "records": table[1],
             "examples": b"\n".join(line for _i, line in examples),
             "sigparts": b"\n".join(i.encode() + b"\t" + sigs + b"\t" + (row or b"") for i, (sigs, row) in sorted(parts.items()))}
 
@@ -124,6 +126,13 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
 # -- the rebuild ----------------------------------------------------------------------------------
 class _Fallback(Exception):
     """The model cannot answer this change: the full build runs."""
+
+
+def _section(state, name: str) -> bytes:
+    data = state.section(name)
+    if data is None:
+        raise _Fallback(f"section {name} missing or damaged")
+    return data
 
 
 def _json(state, name: str):
@@ -163,7 +172,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         version = build_version()
         if not isinstance(model, dict) or model.get("format") != FORMAT or model.get("version") != version or \
                 model.get("others") != others or \
-                model.get("config") != config_key(config) or not model.get("diagnose_key"):
+                model.get("config") != config_key(config):
             return None
         now = Inputs.take(root, input_folders(config))   # before any entry is read
         old_entries = _json(state, "entries")
@@ -233,7 +242,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
             if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
                 return None
-        if fresh and (_collides(root, state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
+        if fresh and (_collides(state, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
             return None
 
     files: dict[str, bytes] = {}
@@ -260,18 +269,24 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                            old_entries, old_loaded, files)
 
     with timings.stage("index"):
-        from .diagnosis_index import stored, store_files
+        from .diagnosis_index import index_sections, store_sections
 
-        index = stored(root, model["diagnose_key"])
-        if index is None:
-            return None
-        search = dict(index.search_files())
-        for path in removed:
-            search.pop(path, None)
+        search = {}
+        for path, digest in manifest["files"].items():
+            if path.startswith("search/") and path != SIGNATURES and path not in removed:
+                body = (out / path).read_bytes()
+                if file_digest(body) != digest:
+                    return None
+                search[path] = body
         search.update({path: body for path, body in files.items() if path.startswith("search/") and path != SIGNATURES})
-        rows = {entry_id: parts[entry_id][1] for entry_id in fresh} if same_signatures else None
-        model["diagnose_key"] = store_files(root, now, config.base_url, signature_file, search,
-                                            previous=index, rows=rows, consequences=consequences)
+        if same_signatures:
+            index = index_sections(search, rows={i: row for i, (_s, row) in parts.items() if row is not None},
+                                   consequences=consequences, table=(_section(state, "table"), _section(state, "records")))
+        else:
+            index = index_sections(search, signature_file)
+        store_sections(root, now, config.base_url, index)
+        table = index["table"], index["records"]
+        del index, search
 
     with timings.stage("write"):
         changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != file_digest(body)}
@@ -287,7 +302,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             if entry_id in fresh:
                 e = fresh[entry_id].entry
                 row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
-        sections = _updated_sections(state, model, old_entries, cards, related, parts, fresh, weights_blob)
+        sections = _updated_sections(state, model, old_entries, cards, related, parts, fresh, weights_blob, table)
         write_manifest(out, root, new_state, sections, per_record=PER_RECORD)
     return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
 
@@ -301,14 +316,11 @@ def _allowed(entry_id: str, related: dict[str, list[tuple[str, str]]]) -> set[st
     return allowed
 
 
-def _collides(root: Path, state, model: dict, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -> bool:
+def _collides(state, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -> bool:
     """Would the full check report E035 for a changed entry, one way or the other?"""
-    from .diagnosis_index import stored
+    from ..matching.anchors import SignatureTable
 
-    index = stored(root, model["diagnose_key"])
-    if index is None:
-        raise _Fallback("the diagnosis index of the last build is gone")
-    table = index.table()
+    table = SignatureTable.from_records(_json(state, "table"), lambda: state.section("records", verify=False))
     allowed = {entry_id: _allowed(entry_id, related) for entry_id in fresh}
     # the changed entries' examples against every other signature
     for entry_id, loaded in fresh.items():
@@ -525,9 +537,10 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
     return rendered
 
 
-def _updated_sections(state, model, entries, cards, related, parts, fresh, groups: dict) -> dict[str, bytes]:
+def _updated_sections(state, model, entries, cards, related, parts, fresh, groups: dict,
+                      table: tuple[bytes, bytes]) -> dict[str, bytes]:
     """The model after the change: the changed rows replaced, the untouched sections' bytes kept."""
-    sections = {"model": _dump(model), "entries": _dump(entries),
+    sections = {"model": _dump(model), "entries": _dump(entries), "table": table[0], "records": table[1],
                 "cards": _dump({i: _card_data(c) for i, c in cards.items()}),
                 "related": _dump({i: [list(link) for link in links] for i, links in related.items()})}
     index = _json(state, "weights_index")

@@ -220,3 +220,18 @@ def test_a_changed_signature_that_matches_a_healthy_log(project: Path):
         build(project, progress=False)
     assert raised.value.diagnostics == cold_check(project)
     assert {d.code for d in raised.value.diagnostics} == {"E036"}
+
+
+def test_check_between_edit_and_build_keeps_the_rebuild_in_place(project: Path):
+    """The contributor's loop: edit, `check` (which stores a diagnosis index of the edited
+    entries), build. The model owns its copy of the signature table, so this stays in place."""
+    from rootcause.entries.project import open_project
+
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Checked first.")
+    opened, problems = open_project(project)
+    assert not problems and diagnosis_index.store(opened)
+    result = build(project, progress=False)
+    assert result.in_place
+    same_as_cold(project)
+    index = diagnosis_index.load(project)
+    assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Checked first.")
