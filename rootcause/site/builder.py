@@ -103,8 +103,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             raise RootcauseError(problems)
         remove_leftovers(out)
         if not force:
-            from .incremental import rebuild
-
+            with timings.stage("load"):   # its imports: the entry schema, the renderer
+                from .incremental import rebuild
             quick = rebuild(root, out, config, fingerprint, others, timings)
             if quick is not None:
                 return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
