@@ -77,7 +77,8 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     (`compact`: fewer, for an entry with many signatures)."""
     regexes = [step.compile_re2() for step in signature.steps]
     physical = log.rstrip("\n").split("\n")
-    hits = [i for i, line in enumerate(physical) if any(rx.search(line) for rx in regexes)]
+    found = [[rx.search(line) for rx in regexes] for line in physical]   # each line searched once
+    hits = [i for i, matches in enumerate(found) if any(matches)]
     first = hits[0] if hits else len(physical) - 1
     before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
     start = max(0, first - before)
@@ -85,8 +86,8 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing
         start, stop = 0, len(physical)
     lines = [f"⋯ {start} line{'s' if start != 1 else ''} above"] if start else []
-    for line in physical[start:stop]:
-        spans = sorted({m.span() for rx in regexes for m in [rx.search(line)] if m and m.end() > m.start()})
+    for line, matches in zip(physical[start:stop], found[start:stop]):
+        spans = sorted({m.span() for m in matches if m and m.end() > m.start()})
         if not spans:
             lines.append(str(escape(line)))
             continue
