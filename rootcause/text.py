@@ -77,9 +77,12 @@ def tokens(text: str) -> list[str]:
     """Search tokens of a text, in order, with repeats (see the module docstring). A word joined
     to a short number by `-` or `_` first adds the two written together, so that "zero-3" gives
     the tokens (and pairs) of "zero3": zero3, zero, 3."""
-    out: list[str] = []
     joins = [(m.start(), m.group(1).lower() + m.group(2)) for m in _JOIN.finditer(text)] \
         if ("-" in text or "_" in text) else []
+    if not joins:   # most texts: the runs' tokens, one after the other
+        run_tokens = _run_tokens
+        return [token for run in _RUN.findall(text) for token in run_tokens(run)]
+    out: list[str] = []
     j = 0
     for match in _RUN.finditer(text):
         while j < len(joins) and joins[j][0] < match.end():
