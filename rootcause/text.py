@@ -32,7 +32,9 @@ _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HEXISH = re.compile(r"^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$")
 # a word and a short number written with a hyphen or underscore between them ("ZeRO-3", "zero_3",
 # "sm_120") is also one token without it ("zero3", "sm120"), the way readers type it
-_JOIN = re.compile(r"([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])")
+# (a match starts where a run of letters does: the lookbehind spares the quadratic retries
+# inside every word that follows no hyphen)
+_JOIN = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])")
 
 
 
