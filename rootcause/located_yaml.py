@@ -36,6 +36,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _Parser = None
 _Resolver = yaml.resolver.Resolver()
 _constructor = SafeConstructor()
+_ScalarEvent = yaml.ScalarEvent
 
 
 @dataclass
@@ -145,31 +146,24 @@ class _Composer:
 
     def compose(self) -> Located:
         parser = _Parser(self.text) if _Parser else yaml.SafeLoader(self.text)
-        events = self._events(parser)
-        first = next(events)  # StreamStart
+        get = parser.get_event
+        first = get()  # StreamStart
         assert isinstance(first, yaml.StreamStartEvent)
-        event = next(events)
+        event = get()
         if isinstance(event, yaml.StreamEndEvent):
             self.located.data = None
             return self.located
-        next_event = next(events)  # the document's root node event
-        self.located.data = self._value(next_event, events, (), 0)
-        next(events)  # DocumentEnd
-        after = next(events)
+        self.located.data = self._value(get(), get, (), 0)  # the document's root node
+        get()  # DocumentEnd
+        after = get()
         if isinstance(after, yaml.DocumentStartEvent):
             self.fail(after.start_mark, "E003", "more than one YAML document in the file",
                       "an entry is one document: remove the '---' separator and what follows")
         return self.located
 
-    @staticmethod
-    def _events(parser):
-        while True:
-            event = parser.get_event()
-            if event is None:
-                return
-            yield event
-
-    def _value(self, event, events, path: tuple, depth: int) -> Any:
+    # events are of these exact classes (from the C parser and the Python one alike): compared
+    # by `type(...) is`, which costs less than isinstance on every event of every entry
+    def _value(self, event, get, path: tuple, depth: int) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             self.fail(event.start_mark, "E006", f"more than {MAX_NODES:,} values in one file",
@@ -179,34 +173,33 @@ class _Composer:
                       "entries are at most a few levels deep; check the indentation")
         mark = event.start_mark
         self.located.values[path] = (mark.line + 1, mark.column + 1)
-        if isinstance(event, yaml.AliasEvent):
+        kind = type(event)
+        if kind is _ScalarEvent:
+            return self._scalar(event)
+        if kind is yaml.AliasEvent:
             self.fail(mark, "E005", f"alias '*{event.anchor}' is not allowed",
                       "write the value out in full; entries do not use anchors or aliases")
-        if isinstance(event, yaml.ScalarEvent):
-            return self._scalar(event)
-        if isinstance(event, yaml.SequenceStartEvent):
+        if kind is yaml.SequenceStartEvent:
             items = []
-            for event in events:
-                if isinstance(event, yaml.SequenceEndEvent):
-                    return items
-                items.append(self._value(event, events, path + (len(items),), depth + 1))
-        if isinstance(event, yaml.MappingStartEvent):
+            while type(event := get()) is not yaml.SequenceEndEvent:
+                items.append(self._value(event, get, path + (len(items),), depth + 1))
+            return items
+        if kind is yaml.MappingStartEvent:
             mapping: dict = {}
-            for event in events:
-                if isinstance(event, yaml.MappingEndEvent):
-                    return mapping
-                if not isinstance(event, yaml.ScalarEvent):
+            keys = self.located.keys
+            while type(event := get()) is not yaml.MappingEndEvent:
+                if type(event) is not _ScalarEvent:
                     self.fail(event.start_mark, "E012", "mapping keys must be plain text",
                               "use a simple word as the key")
                 key = event.value
                 kmark = event.start_mark
                 if key in mapping:
-                    first_line = self.located.keys[path + (key,)][0]
+                    first_line = keys[path + (key,)][0]
                     self.fail(kmark, "E004", f"duplicate key '{key}' (first defined on line {first_line})",
                               "remove one of the two, or merge them")
-                self.located.keys[path + (key,)] = (kmark.line + 1, kmark.column + 1)
-                value_event = next(events)
-                mapping[key] = self._value(value_event, events, path + (key,), depth + 1)
+                keys[path + (key,)] = (kmark.line + 1, kmark.column + 1)
+                mapping[key] = self._value(get(), get, path + (key,), depth + 1)
+            return mapping
         raise AssertionError(f"unexpected YAML event {event!r}")  # pragma: no cover
 
     def _scalar(self, event) -> Any:
@@ -215,6 +208,9 @@ class _Composer:
         if tag in (None, "!"):
             if tag == "!" or not event.implicit[0]:
                 return value  # quoted or explicitly non-specific: a string
+            resolvers = _Resolver.yaml_implicit_resolvers   # by first character; None: any
+            if value and value[0] not in resolvers and None not in resolvers and not _Resolver.yaml_path_resolvers:
+                return value  # what resolve() gives when no implicit type can start with this character
             tag = _Resolver.resolve(ScalarNode, value, (True, False))
         if tag == "tag:yaml.org,2002:str":
             return value

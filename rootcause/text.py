@@ -32,7 +32,9 @@ _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _HEXISH = re.compile(r"^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$")
 # a word and a short number written with a hyphen or underscore between them ("ZeRO-3", "zero_3",
 # "sm_120") is also one token without it ("zero3", "sm120"), the way readers type it
-_JOIN = re.compile(r"([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])")
+# (a match starts where a run of letters does: the lookbehind spares the quadratic retries
+# inside every word that follows no hyphen)
+_JOIN = re.compile(r"(?<![A-Za-z])([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])")
 
 
 
@@ -77,9 +79,12 @@ def tokens(text: str) -> list[str]:
     """Search tokens of a text, in order, with repeats (see the module docstring). A word joined
     to a short number by `-` or `_` first adds the two written together, so that "zero-3" gives
     the tokens (and pairs) of "zero3": zero3, zero, 3."""
-    out: list[str] = []
     joins = [(m.start(), m.group(1).lower() + m.group(2)) for m in _JOIN.finditer(text)] \
         if ("-" in text or "_" in text) else []
+    if not joins:   # most texts: the runs' tokens, one after the other
+        run_tokens = _run_tokens
+        return [token for run in _RUN.findall(text) for token in run_tokens(run)]
+    out: list[str] = []
     j = 0
     for match in _RUN.finditer(text):
         while j < len(joins) and joins[j][0] < match.end():

@@ -107,7 +107,13 @@ def check_claims(entry: Entry, located: Located, shown: str) -> list[Diagnostic]
     return problems
 
 
+#: what every VERSION_CLAIM match holds: a text without it is skipped (most prose)
+_DOTTED = re.compile(r"\d\.\d")
+
+
 def _untied_versions(text: str, sources: str) -> Iterator[str]:
+    if not _DOTTED.search(text):
+        return
     seen = set()
     for match in VERSION_CLAIM.finditer(text):
         version = match.group(1)
@@ -119,6 +125,8 @@ def _untied_versions(text: str, sources: str) -> Iterator[str]:
 
 
 def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[str]:
+    if "#" not in text:   # in every CITATION match
+        return
     for match in CITATION.finditer(text):
         owner, repo, word, number = match.group(1), match.group(2), match.group(3), int(match.group(4))
         if repo in _NOT_CITATIONS:

@@ -47,7 +47,8 @@ def entry_weights(loaded) -> dict[str, float]:
     for field, text in document_fields(loaded).items():
         split = terms if field in PHRASE_FIELDS else tokens
         pieces = text.split("\n") if field == "aliases" else (text,)
-        for token, count in Counter(t for piece in pieces for t in split(piece)).items():
+        found = split(text) if len(pieces) == 1 else [t for piece in pieces for t in split(piece)]
+        for token, count in Counter(found).items():
             per_token[token] += FIELD_WEIGHTS[field] * (1 + math.log(count))
     for alias in loaded.entry.aliases:
         key = name_key(alias)

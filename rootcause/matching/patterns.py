@@ -185,9 +185,14 @@ def check_portable(regex: str) -> None:
     _check_tree(tree, regex, depth=0)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_BREAK = re.compile("[\n\r]")
+
+
 def _check_common(text: str) -> None:
-    lone = next((i for i, ch in enumerate(text) if 0xD800 <= ord(ch) <= 0xDFFF), None)
-    if lone is not None:
+    surrogate = _SURROGATE.search(text)
+    if surrogate:
+        lone = surrogate.start()
         raise PatternError("E039", f"a lone UTF-16 surrogate (U+{ord(text[lone]):04X}) at character {lone + 1}: "
                            "RE2 cannot encode it, while the browser's engine would match it in pasted text",
                            "write the whole character, not half of its surrogate pair (YAML's \\U0001F600, "
@@ -197,10 +202,10 @@ def _check_common(text: str) -> None:
     if len(text) > MAX_PATTERN:
         raise PatternError("E030", f"pattern is {len(text)} characters; the limit is {MAX_PATTERN}",
                            "keep the distinctive part of the message")
-    bad = next((i for i, ch in enumerate(text) if ch in "\n\r"), None)
-    if bad is not None:
+    line_break = _LINE_BREAK.search(text)
+    if line_break:
         raise PatternError("E030", "a pattern is one line",
-                           "split it into a multi-line signature with 'lines:'", bad + 1)
+                           "split it into a multi-line signature with 'lines:'", line_break.start() + 1)
 
 
 _ALLOWED_AT = {sre_c.AT_BEGINNING, sre_c.AT_END, sre_c.AT_BOUNDARY, sre_c.AT_NON_BOUNDARY}

@@ -98,17 +98,22 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
     anchor): windows are measured in line numbers, so the result is the same.
     """
     regexes = signature.step_regexes
+    # a step matches only a line holding its anchor (literal text every match contains, see
+    # `patterns`): a substring test spares RE2's call on the other lines
+    anchors = [step.anchor for step in signature.steps]
     found: list[Match] = []
     if not signature.multiline:
+        anchor = anchors[0]
         for position, (number, line) in enumerate(numbered):
-            if regexes[0].search(line.text) and not _vetoed(signature, numbered, position, position, line.stream):
+            if anchor in line.text and regexes[0].search(line.text) and \
+                    not _vetoed(signature, numbered, position, position, line.stream):
                 found.append(Match(signature, [number], line.stream))
                 if first_only:
                     break
         return found
     busy_until: dict[str, int] = {}
     for position, (start, line) in enumerate(numbered):
-        if start <= busy_until.get(line.stream, -1) or not regexes[0].search(line.text):
+        if start <= busy_until.get(line.stream, -1) or anchors[0] not in line.text or not regexes[0].search(line.text):
             continue
         matched = [start]
         stream = line.stream
@@ -118,7 +123,8 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
             number, other = numbered[later]
             if number > start + signature.within:
                 break
-            if (not other.stream or not stream or other.stream == stream) and regexes[step].search(other.text):
+            if (not other.stream or not stream or other.stream == stream) and anchors[step] in other.text \
+                    and regexes[step].search(other.text):
                 matched.append(number)
                 stream = stream or other.stream
                 last_position = later
@@ -146,7 +152,8 @@ def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: 
         if number > high:
             break
         if (not line.stream or not stream or line.stream == stream) and \
-                any(regex.search(line.text) for regex in signature.unless_regexes):
+                any(step.anchor in line.text and regex.search(line.text)
+                    for step, regex in zip(signature.unless, signature.unless_regexes)):
             return True
     return False
 

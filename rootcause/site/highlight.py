@@ -33,12 +33,22 @@ def _lexer(language: str):
     return get_lexer_by_name(LEXERS[language], stripnl=False, ensurenl=False)
 
 
+@lru_cache(maxsize=None)
+def _kept_class(token) -> str | None:
+    """The short class a token type is wrapped in, or None (a token type's answer never changes)."""
+    from pygments.token import STANDARD_TYPES
+
+    short = _short(token, STANDARD_TYPES)
+    return short if short and short.startswith(KEPT) else None
+
+
+#: the same commands recur across entries (`pip list | grep torch`, `nvidia-smi`), and Pygments is
+#: the slowest part of a page; typed, since Markup text is escaped otherwise than the same str
+@lru_cache(maxsize=4096, typed=True)
 def highlight(code: str, language: str = "text") -> Markup:
     """`code` as HTML, its meaningful tokens in spans; plain escaped text for other languages."""
     if language not in LEXERS:
         return Markup(escape(code))
-    from pygments.token import STANDARD_TYPES
-
     out: list[str] = []
     run_class, run_text = None, []
 
@@ -47,8 +57,8 @@ def highlight(code: str, language: str = "text") -> Markup:
         out.append(f'<span class="{run_class}">{text}</span>' if run_class else str(text))
 
     for token, value in _lexer(language).get_tokens(code):
-        short = _short(token, STANDARD_TYPES)
-        cls = short if short and short.startswith(KEPT) and not value.isspace() else None
+        kept = _kept_class(token)
+        cls = kept if kept and not value.isspace() else None
         if cls != run_class and run_text:
             flush()
             run_text = []
@@ -75,9 +85,12 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     line wrapped in <mark>: the reader sees at once which printed words the entry is about. A
     long log is cut to the lines around the first match, and says how many it leaves out
     (`compact`: fewer, for an entry with many signatures)."""
-    regexes = [step.compile_re2() for step in signature.steps]
+    steps = [(step.anchor, step.compile_re2()) for step in signature.steps]
     physical = log.rstrip("\n").split("\n")
-    hits = [i for i, line in enumerate(physical) if any(rx.search(line) for rx in regexes)]
+    # each line searched once, and only by the steps whose anchor (literal text every match of
+    # the step contains, see `patterns`) it holds
+    found = [[rx.search(line) if anchor in line else None for anchor, rx in steps] for line in physical]
+    hits = [i for i, matches in enumerate(found) if any(matches)]
     first = hits[0] if hits else len(physical) - 1
     before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
     start = max(0, first - before)
@@ -85,8 +98,8 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing
         start, stop = 0, len(physical)
     lines = [f"⋯ {start} line{'s' if start != 1 else ''} above"] if start else []
-    for line in physical[start:stop]:
-        spans = sorted({m.span() for rx in regexes for m in [rx.search(line)] if m and m.end() > m.start()})
+    for line, matches in zip(physical[start:stop], found[start:stop]):
+        spans = sorted({m.span() for m in matches if m and m.end() > m.start()})
         if not spans:
             lines.append(str(escape(line)))
             continue

@@ -179,6 +179,25 @@ class TemplateLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
+class _Sandbox(SandboxedEnvironment):
+    """jinja2's sandbox with its attribute test remembered per (type, name): the test reads only
+    the name and, through isinstance, the object's class, which is its type unless a class
+    in its MRO defines `__class__` (such types are tested every time)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._safe: dict[tuple[type, str], bool] = {}
+
+    def is_safe_attribute(self, obj, attr: str, value) -> bool:
+        key = (type(obj), attr)
+        safe = self._safe.get(key)
+        if safe is None:
+            safe = super().is_safe_attribute(obj, attr, value)
+            if not any("__class__" in vars(kind) for kind in type(obj).__mro__[:-1]):
+                self._safe[key] = safe
+        return safe
+
+
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
                  content_tabs: list[tuple[str, str]] = ()):
@@ -191,7 +210,7 @@ class Renderer:
         # A theme folder comes with the site, possibly by pull request: its templates run in
         # jinja2's sandbox, where they can read the values they are given but reach no Python
         # internals (no `__globals__`, no `os`), so they cannot run commands during a build.
-        self.env = SandboxedEnvironment(
+        self.env = _Sandbox(
             loader=TemplateLoader(folders),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
@@ -209,6 +228,7 @@ class Renderer:
         root = self.config.base_path if page.absolute else page.root
 
         here = PurePosixPath(page.path).parent.as_posix()
+        here_parts = _plain_parts(here) if here != "." else []
 
         def link(target: str) -> str:
             """A site-relative target ("entries/x/") as the shortest link relative to this page
@@ -216,7 +236,16 @@ class Renderer:
             if page.absolute or target.startswith("#"):
                 return (root + target) if (root + target) else "./"
             path, hash_, fragment = target.partition("#")
-            relative = posixpath.relpath(path or ".", here if here != "." else ".")
+            parts = _plain_parts(path) if type(target) is str and here_parts is not None else None
+            if parts is None:
+                relative = posixpath.relpath(path or ".", here if here != "." else ".")
+            else:  # what relpath gives for plain relative paths, without its two abspath calls
+                shared = 0
+                for mine, theirs in zip(parts, here_parts):
+                    if mine != theirs:
+                        break
+                    shared += 1
+                relative = "/".join([".."] * (len(here_parts) - shared) + parts[shared:]) or "."
             relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
             return relative + hash_ + fragment
 
@@ -226,6 +255,17 @@ class Renderer:
         except jinja2.TemplateError as exc:
             raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
         return squeeze(html).encode("utf-8")
+
+
+def _plain_parts(path: str) -> list[str] | None:
+    """The segments of a relative path that `posixpath.relpath` would not normalise (no '.',
+    '..', empty or absolute segment; one trailing slash allowed), else None."""
+    parts = path.split("/")
+    if parts[-1] == "":
+        parts.pop()
+    if "" in parts or "." in parts or ".." in parts:
+        return None
+    return parts
 
 
 def _json_ld(data: dict) -> Markup:
