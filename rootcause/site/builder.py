@@ -210,6 +210,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
     with timings.stage("render"):
+        _release_free_memory()
         cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
         incoming = incoming_links(catalog)
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
@@ -266,6 +267,19 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
                 stats["model"] = model_sections(project, version, input_fingerprints(root, config.model_dump())[1],
                                                 keep, parts, table, len(pages))
     return len(catalog.entries), len(pages)
+
+
+def _release_free_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`) before render
+    workers are forked: the cross-entry checks free their compiled patterns, but malloc keeps
+    the pages, and every worker would start with them (where there is no glibc: nothing)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 PARALLEL_PAGES = 400
