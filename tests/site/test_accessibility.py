@@ -95,6 +95,9 @@ def goto(page, url: str):
             if page.locator("html").get_attribute("data-rc-scheme") == "dark":
                 break
             toggle.click()
+        # the scheme's colours fade in (CSS transitions): axe reads computed colours, so a
+        # loaded machine would otherwise measure a link half-way from the light colour
+        page.wait_for_function("() => document.getAnimations().every(a => a.playState !== 'running')")
     expected = "default" if page.rc_scheme == "light" else "slate"
     assert page.locator("body").get_attribute("data-md-color-scheme") == expected
 
