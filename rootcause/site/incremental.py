@@ -156,8 +156,9 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
         return None
     try:
         return _rebuild(root, out, config, fingerprint, others, state, timings or OFF)
-    except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError) as exc:
-        # a model this code cannot read is never trusted: the full build runs
+    except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError, OSError) as exc:
+        # a model this code cannot read is never trusted, and a file of the site that cannot be
+        # read back (gone since it was checked) is rewritten: the full build runs
         if os.environ.get("ROOTCAUSE_EXPLAIN_REBUILD"):
             print(f"full build: {type(exc).__name__}: {exc}", file=sys.stderr)
         return None
