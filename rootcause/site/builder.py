@@ -265,7 +265,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
 
             with timings.stage("index"):
                 stats["model"] = model_sections(project, version, input_fingerprints(root, config.model_dump())[1],
-                                                keep, parts, table, len(pages))
+                                                keep, parts, table, cards, len(pages))
     return len(catalog.entries), len(pages)
 
 

@@ -96,20 +96,20 @@ def _lines(records: list[tuple[str, bytes]]) -> tuple[bytes, dict[str, list[int]
 
 # -- what a full build leaves ---------------------------------------------------------------------
 def model_sections(project, version: str, others: str, keep: dict, parts: dict, table: tuple[bytes, bytes],
-                   pages: int) -> dict[str, bytes]:
+                   cards: dict[str, Card], pages: int) -> dict[str, bytes]:
     """The site model's sections, from a full build's catalog and what its index stage kept
     (`keep`: `build_search_files`'s order, weights and shard names; `parts`: `signature_parts` by
     id; `table`: the diagnosis index's signature table and records, a copy the model owns, so that
-    an index stored meanwhile by `check` or `diagnose` changes nothing here)."""
+    an index stored meanwhile by `check` or `diagnose` changes nothing here; `cards`: by id)."""
     catalog = project.catalog
     stats = project.inputs.stats if project.inputs is not None else {}
-    entries, cards, related, examples = {}, {}, {}, []
+    entries, card_rows, related, examples = {}, {}, {}, []
     for entry_id, loaded in catalog.entries.items():
         e = loaded.entry
         key = stats.get(loaded.path)
         entries[entry_id] = [loaded.path, list(key) if key else None, loaded.source_key,
                              e.reviewed.isoformat(), e.published.isoformat()]
-        cards[entry_id] = _card_data(Card.of(loaded))
+        card_rows[entry_id] = _card_data(cards[entry_id])
         related[entry_id] = [[r.id, r.relation] for r in e.related]
         examples.append((entry_id, _dump([entry_id, catalog.example_lines.get(entry_id, "")])))
     weights, weights_index = _lines([(group, _dump([group, {t: [x for pair in docs.items() for x in pair]
@@ -117,7 +117,7 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
                                      for group, tokens in sorted(keep["weights"].items())])
     model = {"format": FORMAT, "version": version, "others": others, "config": config_key(catalog.config),
              "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages}
-    return {"model": _dump(model), "entries": _dump(entries), "cards": _dump(cards), "related": _dump(related),
+    return {"model": _dump(model), "entries": _dump(entries), "cards": _dump(card_rows), "related": _dump(related),
             "weights": weights, "weights_index": _dump(weights_index), "table": table[0], "records": table[1],
             "examples": b"\n".join(line for _i, line in examples),
             "sigparts": b"\n".join(i.encode() + b"\t" + sigs + b"\t" + (row or b"") for i, (sigs, row) in sorted(parts.items()))}
