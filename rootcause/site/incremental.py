@@ -25,7 +25,8 @@ import json
 import os
 import sys
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cache import Inputs, RecordStore, input_folders
@@ -124,6 +125,19 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
 
 
 # -- the rebuild ----------------------------------------------------------------------------------
+@dataclass
+class _Change:
+    """The changed entries, old and new, and the site-wide data they are set against."""
+
+    fresh: dict[str, LoadedEntry]       # by id, as the files are now
+    before: dict[str, LoadedEntry]      # the same, as the last build had them
+    entries: dict[str, list]            # the model's rows: path, stat key, record key, reviewed, published
+    related: dict[str, list[tuple[str, str]]]   # every entry's links, the changed ones' new
+    old_loaded: Callable[[str], LoadedEntry]    # an unchanged entry from the build cache
+    cards: dict[str, Card] = field(default_factory=dict)       # every card, the changed ones' new
+    old_cards: dict[str, Card] = field(default_factory=dict)   # every card as the last build had it
+
+
 class _Fallback(Exception):
     """The model cannot answer this change: the full build runs."""
 
@@ -263,11 +277,11 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         signature_file = assemble_signature_file(parts, consequences)
         files[SIGNATURES] = signature_file
         signature_file_changed = manifest["files"].get(SIGNATURES) != file_digest(signature_file)
-        weights_blob = _search_update(state, model, fresh, before, cards, files, removed)
+        change = _Change(fresh, before, old_entries, related, old_loaded, cards, old_cards)
+        weights_blob = _search_update(state, model, change, files, removed)
 
     with timings.stage("render"):
-        rendered = _render(root, config, version, signature_file, signature_file_changed, fresh, before, cards, old_cards, related,
-                           old_entries, old_loaded, files)
+        rendered = _render(root, config, version, signature_file, signature_file_changed, change, files)
 
     with timings.stage("index"):
         from .diagnosis_index import index_sections, store_sections
@@ -402,10 +416,11 @@ def _sigparts(state) -> dict[str, tuple[bytes, bytes | None]]:
     return parts
 
 
-def _search_update(state, model: dict, fresh, before, cards: dict[str, Card], files: dict, removed: set) -> dict:
+def _search_update(state, model: dict, change: _Change, files: dict, removed: set) -> dict:
     """The search files one change touches: the shards of the tokens whose weights changed (each
     two-character group recomputed whole), the doc shards of the changed entries, the manifest.
     Returns the changed weight groups, by group, for the model."""
+    fresh, before, cards = change.fresh, change.before, change.cards
     order = model["order"]
     number = {entry_id: n for n, entry_id in enumerate(order)}
     n = len(order)
@@ -465,13 +480,16 @@ def _search_update(state, model: dict, fresh, before, cards: dict[str, Card], fi
     return groups
 
 
-def _render(root: Path, config, version: str, signature_file: bytes, signature_file_changed: bool, fresh, before, cards, old_cards, related,
-            old_entries, old_loaded, files: dict) -> int:
+def _render(root: Path, config, version: str, signature_file: bytes, signature_file_changed: bool, change: _Change,
+            files: dict) -> int:
     """The pages a change shows on: the changed entries' own, the pages of the entries they link
     with (either way, before or after) when their card or links changed, and every list page whose
     context changed; then the sitemap and feed if what they list changed. Returns how many pages
     were rendered (the others came from the page cache)."""
     import hashlib
+
+    fresh, before, cards, old_cards = change.fresh, change.before, change.cards, change.old_cards
+    related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
 
     from ..entries.study import load_study
     from .content import load_content
