@@ -23,8 +23,7 @@ from ..errors import RootcauseError
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
-from .stamps import (VOLATILE_TEMPLATE, build_version, collect_assets, input_fingerprint, input_fingerprints, page_key,
-                     quick_settings, render_stamp, theme_files)
+from .stamps import build_version, collect_assets, input_fingerprint, input_fingerprints, page_key, quick_settings, render_stamp, theme_files
 from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
                     write_manifest)
 
@@ -163,11 +162,9 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     from ..timings import OFF
     from .content import load_content
     from .feeds import atom, robots, sitemap
-    from .fragments import Fragments, card_digest
     from .render import (
         Card,
         Renderer,
-        card_data,
         aggregate_pages,
         check_templates,
         entry_page,
@@ -219,14 +216,9 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
         pages += aggregate_pages(config, cards, content_pages, project.study)
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        renderer = Renderer(config, root, asset_names, tabs)
         page_memo = memo.setdefault("pages", {})
         stamp = render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
-        fragments = None
-        if cache != "off":
-            fragments = Fragments(stamp[0], (VOLATILE_TEMPLATE,))
-            if cache == "use":
-                fragments.load(root)
-        renderer = Renderer(config, root, asset_names, tabs, fragments)
         keys = {page.path: key for page in pages if stamp and (key := page_key(page, stamp)) is not None}
         reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
         for path, key in keys.items():
@@ -266,8 +258,6 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         if cache != "off":
             entry_store.prune()
             page_store.prune()
-            current = {card_digest(repr(card_data(c))) for c in cards.values()}
-            renderer.fragments.store(root, current.__contains__)   # the fragments of the cards as they are
     if stats is not None:
         stats.update(checked=catalog.checked, rendered=len(todo))
         if cache != "off":
@@ -296,10 +286,9 @@ PARALLEL_PAGES = 400
 _render_job: tuple | None = None  # (renderer, pages), inherited by forked render workers
 
 
-def _render_chunk(bounds: tuple[int, int]) -> tuple[list[tuple[str, bytes]], list]:
-    """Pages rendered in a worker, and the card fragments it made for them (`fragments`)."""
+def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
     renderer, pages = _render_job  # type: ignore[misc]
-    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]], renderer.fragments.take_new()
+    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
 
 
 def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None):
@@ -326,11 +315,9 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
     import gc
 
     gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
-    renderer.fragments.take_new()   # what the workers make from here on comes back with their pages
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for rendered, made in pool.imap(_render_chunk, chunks):
-                renderer.fragments.add(made)
+            for rendered in pool.imap(_render_chunk, chunks):
                 for item in rendered:
                     yield item
                     advance()

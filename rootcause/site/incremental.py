@@ -37,7 +37,7 @@ from ..files import Refused, read_regular
 from ..located_yaml import MAX_FILE_BYTES
 from ..matching.anchors import CorruptIndex
 from ..matching.signatures import find_matches, parse_text
-from .render import Card, Page, Renderer, aggregate_pages, card_data, diagnose_page, entry_page
+from .render import Card, Page, Renderer, aggregate_pages, diagnose_page, entry_page
 from .search import (
     MANIFEST,
     SIGNATURES,
@@ -53,7 +53,6 @@ from .search import (
 )
 from .search import DOCS_PER_SHARD
 from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
-from .fragments import Fragments, card_digest
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 1
@@ -76,6 +75,10 @@ class Outcome:
 
 def _dump(value) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _card_data(card: Card) -> tuple:
+    return tuple(card.__dict__.values())   # its fields in order (astuple would deep-copy them)
 
 
 def _card(data: list) -> Card:
@@ -107,7 +110,7 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
         key = stats.get(loaded.path)
         entries[entry_id] = [loaded.path, list(key) if key else None, loaded.source_key,
                              e.reviewed.isoformat(), e.published.isoformat()]
-        card_rows[entry_id] = card_data(cards[entry_id])
+        card_rows[entry_id] = _card_data(cards[entry_id])
         related[entry_id] = [[r.id, r.relation] for r in e.related]
         examples.append((entry_id, _dump([entry_id, catalog.example_lines.get(entry_id, "")])))
     weights, weights_index = _lines([(group, _dump([group, {t: [x for pair in docs.items() for x in pair]
@@ -522,8 +525,8 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
                   (new.template, new.title, new.description, new.sitemap, new.context)]
     if signature_file_changed and not any(p.template == VOLATILE_TEMPLATE for p in pages):
         pages.append(diagnose_page(config))
+    renderer = Renderer(config, root, asset_names, tabs)
     stamp = render_stamp(root, config, asset_names, tabs, version)
-    renderer = Renderer(config, root, asset_names, tabs, Fragments(stamp[0], (VOLATILE_TEMPLATE,)).load(root))
     if signature_file_changed and stamp[0] == stamp[1]:
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     page_store = RecordStore(root, "build-pages")
@@ -537,10 +540,6 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
             if key:
                 page_store.put(key, body)
         files[page.path] = body
-    if renderer.fragments.take_new():   # the changed cards' fragments replace those of their old content
-        gone = {card_digest(repr(card_data(old_cards[i]))) for i in fresh} - \
-            {card_digest(repr(card_data(cards[i]))) for i in fresh}
-        renderer.fragments.store(root, lambda digest: digest not in gone)
     if cards_changed:
         every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + new_plan
         files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
@@ -561,7 +560,7 @@ def _updated_sections(state, model, entries, cards, related, parts, fresh, group
                       table: tuple[bytes, bytes]) -> dict[str, bytes]:
     """The model after the change: the changed rows replaced, the untouched sections' bytes kept."""
     sections = {"model": _dump(model), "entries": _dump(entries), "table": table[0], "records": table[1],
-                "cards": _dump({i: card_data(c) for i, c in cards.items()}),
+                "cards": _dump({i: _card_data(c) for i, c in cards.items()}),
                 "related": _dump({i: [list(link) for link in links] for i, links in related.items()})}
     index = _json(state, "weights_index")
     blob = state.section("weights", verify=False) or b""

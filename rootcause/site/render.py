@@ -18,8 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import jinja2
 from jinja2.exceptions import SecurityError
-from jinja2.runtime import Macro
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from ..config import SiteConfig
@@ -30,7 +29,6 @@ from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, bundled_theme, read_regular
 from ..text import plain
 from .content import ContentPage, inline, markdown
-from .fragments import Fragments, card_digest
 from .highlight import highlight, mark_matches
 
 MATERIAL_ICONS = ("magnify", "content-copy", "brightness-auto", "weather-sunny", "weather-night", "github",
@@ -78,7 +76,7 @@ class Page:
         return self.path[: -len("index.html")] if self.path.endswith("index.html") else self.path
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True)
 class Card:
     """What list, hub and home pages show of an entry: small, plain data (cached between builds)."""
 
@@ -94,19 +92,11 @@ class Card:
     signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
 
-    def __repr__(self) -> str:   # a list page's cache key is made of its cards' (`stamps.page_key`)
-        return "Card" + repr(tuple(self.__dict__.values()))
-
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
                    tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step)
-
-
-def card_data(card: Card) -> tuple:
-    """A card's fields in order (`dataclasses.astuple` would deep-copy them)."""
-    return tuple(card.__dict__.values())
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
@@ -189,18 +179,14 @@ class TemplateLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
-class _Sandbox(ImmutableSandboxedEnvironment):
-    """jinja2's sandbox, in which a template cannot change a list, dict or set it is given (so a
-    macro's output depends on its arguments alone: see `fragments`), with its attribute test
-    remembered per (type, name): the test reads only the name and, through isinstance, the
-    object's class, which is its type unless a class in its MRO defines `__class__` (such types
-    are tested every time)."""
+class _Sandbox(SandboxedEnvironment):
+    """jinja2's sandbox with its attribute test remembered per (type, name): the test reads only
+    the name and, through isinstance, the object's class, which is its type unless a class
+    in its MRO defines `__class__` (such types are tested every time)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._safe: dict[tuple[type, str], bool] = {}
-        self.fragments = Fragments()
-        self.template_class = _Template
 
     def is_safe_attribute(self, obj, attr: str, value) -> bool:
         key = (type(obj), attr)
@@ -212,98 +198,9 @@ class _Sandbox(ImmutableSandboxedEnvironment):
         return safe
 
 
-class _Template(jinja2.Template):
-    """A template whose module (what `{% from ... import %}` gives another template, made once
-    and shared) hands out its macros remembered by their arguments (`_CardMacro`)."""
-
-    def _get_default_module(self, ctx=None):
-        module = super()._get_default_module(ctx)
-        if module is self._module and not getattr(self, "_remembered", False):
-            self._remembered = True
-            if self.name in self.environment.fragments.volatile:
-                return module
-            for name, value in list(vars(module).items()):
-                if isinstance(value, Macro) and not (value.caller or value.catch_kwargs or value.catch_varargs):
-                    setattr(module, name, _CardMacro(value, self.environment.fragments, f"{self.name}:{name}"))
-        return module
-
-
-class _NotPlain(Exception):
-    pass
-
-
-def _plain_value(value, cards: list, links: list, top: bool = False):
-    """An argument as plain data for a fragment's key, or _NotPlain: a card by its digest (noted
-    in `cards`), a `Link` given as an argument itself by its place in `links`."""
-    kind = type(value)
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
-        return value
-    if kind is Markup:
-        return ("Markup", str(value))
-    if kind is tuple:
-        return tuple(_plain_value(item, cards, links) for item in value)
-    if kind is Card:
-        digest = card_digest(repr(card_data(value)))
-        cards.append(digest)
-        return ("Card", digest.hex())
-    if kind is Link and top:
-        links.append(value)
-        return ("Link", len(links) - 1)
-    raise _NotPlain
-
-
-class _Asked:
-    """A page's `link` as a remembered macro gets it on its first call: it notes each question
-    and answer, which a later call's `link` must answer alike for the fragment to be used."""
-
-    __slots__ = ("_link", "_number", "_answers")
-
-    def __init__(self, link: Link, number: int, answers: list):
-        self._link, self._number, self._answers = link, number, answers
-
-    def __call__(self, target):
-        answer = self._link(target)
-        self._answers.append((self._number, target, answer))
-        return answer
-
-
-class _CardMacro:
-    """A macro of an imported template, called with one card and otherwise plain values: its
-    HTML is kept in `Fragments`; any other call renders as usual."""
-
-    __slots__ = ("macro", "fragments", "name")
-
-    def __init__(self, macro: Macro, fragments: Fragments, name: str):
-        self.macro, self.fragments, self.name = macro, fragments, name
-
-    def __call__(self, *args, **kwargs):
-        cards: list = []
-        links: list = []
-        try:
-            shape = repr((self.name, [_plain_value(a, cards, links, True) for a in args],
-                          sorted((k, _plain_value(v, cards, links, True)) for k, v in kwargs.items())))
-        except _NotPlain:
-            cards = []
-        if len(cards) != 1:
-            return self.macro(*args, **kwargs)
-        key = self.fragments.key(shape)
-        for answers, html, *_rest in self.fragments.candidates(key):
-            if all(type(target) is str and links[number](target) == answer for number, target, answer in answers):
-                return Markup(html)
-        answers: list = []
-        asked = {id(link): _Asked(link, number, answers) for number, link in enumerate(links)}
-        html = self.macro(*[asked.get(id(a), a) if type(a) is Link else a for a in args],
-                          **{k: asked.get(id(v), v) if type(v) is Link else v for k, v in kwargs.items()})
-        if all(type(target) is str for _n, target, _a in answers):
-            self.fragments.put(key, tuple(answers), str(html), cards[0])
-        return html
-
-
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
-                 content_tabs: list[tuple[str, str]] = (), fragments: Fragments | None = None):
-        """`fragments`: where macros called with cards keep their HTML (see `fragments`), made
-        with the render stamp of these inputs when it is kept between builds."""
+                 content_tabs: list[tuple[str, str]] = ()):
         self.config = config
         self.root = root
         folders = []
@@ -320,7 +217,6 @@ class Renderer:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.env.fragments = self.fragments = fragments if fragments is not None else Fragments()
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld,
                                 thread_label=thread_label, highlight=highlight, mark_matches=mark_matches)
         icons, sprite = _icons()
@@ -331,7 +227,27 @@ class Renderer:
         # a 404 page is served at any address, so only absolute paths work there
         root = self.config.base_path if page.absolute else page.root
 
-        link = Link(page.path, root, page.absolute)
+        here = PurePosixPath(page.path).parent.as_posix()
+        here_parts = _plain_parts(here) if here != "." else []
+
+        def link(target: str) -> str:
+            """A site-relative target ("entries/x/") as the shortest link relative to this page
+            ("../x/" between two entries); from the 404 page, an absolute path."""
+            if page.absolute or target.startswith("#"):
+                return (root + target) if (root + target) else "./"
+            path, hash_, fragment = target.partition("#")
+            parts = _plain_parts(path) if type(target) is str and here_parts is not None else None
+            if parts is None:
+                relative = posixpath.relpath(path or ".", here if here != "." else ".")
+            else:  # what relpath gives for plain relative paths, without its two abspath calls
+                shared = 0
+                for mine, theirs in zip(parts, here_parts):
+                    if mine != theirs:
+                        break
+                    shared += 1
+                relative = "/".join([".."] * (len(here_parts) - shared) + parts[shared:]) or "."
+            relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
+            return relative + hash_ + fragment
 
         try:
             template = self.env.get_template(page.template)
@@ -339,37 +255,6 @@ class Renderer:
         except jinja2.TemplateError as exc:
             raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
         return squeeze(html).encode("utf-8")
-
-
-class Link:
-    """The `link` function a page's templates get: a site-relative target ("entries/x/") as the
-    shortest link relative to this page ("../x/" between two entries); from the 404 page, an
-    absolute path. A macro given it is remembered with its answers (`_CardMacro`)."""
-
-    __slots__ = ("_absolute", "_root", "_here", "_here_parts")   # none a template can read
-
-    def __init__(self, path: str, root: str, absolute: bool):
-        self._absolute, self._root = absolute, root
-        self._here = PurePosixPath(path).parent.as_posix()
-        self._here_parts = _plain_parts(self._here) if self._here != "." else []
-
-    def __call__(self, target: str) -> str:
-        root, here, here_parts = self._root, self._here, self._here_parts
-        if self._absolute or target.startswith("#"):
-            return (root + target) if (root + target) else "./"
-        path, hash_, fragment = target.partition("#")
-        parts = _plain_parts(path) if type(target) is str and here_parts is not None else None
-        if parts is None:
-            relative = posixpath.relpath(path or ".", here if here != "." else ".")
-        else:  # what relpath gives for plain relative paths, without its two abspath calls
-            shared = 0
-            for mine, theirs in zip(parts, here_parts):
-                if mine != theirs:
-                    break
-                shared += 1
-            relative = "/".join([".."] * (len(here_parts) - shared) + parts[shared:]) or "."
-        relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
-        return relative + hash_ + fragment
 
 
 def _plain_parts(path: str) -> list[str] | None:
@@ -680,5 +565,5 @@ def template_diagnostic(exc: jinja2.TemplateError, template: str, root: Path) ->
                 where = Path(frame.filename).name
     if isinstance(exc, SecurityError):
         return Diagnostic(where, line, 1, "E041", f"the template reached outside the sandbox: {exc}",
-                          "templates may read the values they are given, not change them or reach Python internals")
+                          "templates may use the values they are given, not Python internals")
     return Diagnostic(where, line, 1, "E041", str(exc), "fix the template")
