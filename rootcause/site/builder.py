@@ -23,7 +23,8 @@ from ..errors import RootcauseError
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
-from .stamps import build_version, collect_assets, input_fingerprint, input_fingerprints, page_key, quick_settings, render_stamp, theme_files
+from .stamps import (build_version, collect_assets, input_fingerprints, page_key, quick_settings, render_stamp,
+                     same_inputs, theme_files)
 from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
                     write_manifest)
 
@@ -76,10 +77,11 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     root = root.resolve()
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
+        walked = None
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
-            fingerprint = input_fingerprint(root, settings)
-            if _up_to_date(root, quick_out, fingerprint):
+            walked = input_fingerprints(root, settings)
+            if _up_to_date(root, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
@@ -92,7 +94,9 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if problems:
             raise RootcauseError(problems)
         settings_now = config.model_dump()
-        fingerprint, others = input_fingerprints(root, settings_now)
+        # the walk of the up-to-date test, unless site.yml read in full names other input folders
+        fingerprint, others = walked if walked and same_inputs(settings, settings_now) else \
+            input_fingerprints(root, settings_now)
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock

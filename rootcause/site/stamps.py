@@ -25,7 +25,7 @@ def _input_files(root: Path, settings: dict) -> list[Path]:
     files = [root / "site.yml"]
     files += sorted((root / "entries").glob("*.yaml"), key=str)   # by text: comparing Paths is slow
     files += sorted((root / "content").glob("*.md"), key=str)
-    for key in ("healthy_logs", "theme", "study"):
+    for key in INPUT_KEYS:
         value = settings.get(key)
         # unvalidated here: a folder that is not plainly inside the project is not walked (the
         # build then reports it, E017); links inside are not followed
@@ -48,6 +48,15 @@ def quick_settings(root: Path) -> dict:
     located, _problems = load_yaml(root / "site.yml", "site.yml")
     data = located.data if located is not None else None
     return data if isinstance(data, dict) else {}
+
+
+#: the site.yml keys that decide which files are inputs (besides the fixed ones)
+INPUT_KEYS = ("healthy_logs", "theme", "study")
+
+
+def same_inputs(settings: dict, other: dict) -> bool:
+    """Do two readings of site.yml name the same input folders (so one walk serves both)?"""
+    return all(settings.get(key) == other.get(key) for key in INPUT_KEYS)
 
 
 def input_fingerprint(root: Path, settings: dict) -> str:
