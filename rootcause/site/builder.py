@@ -119,7 +119,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             stats: dict = {}
             entries, pages = render_site(root, timings.part("write")(writer.add),
                                          progress=progress and sys.stderr.isatty(), memo=memo,
-                                         cache="write" if force else "use", timings=timings, stats=stats)
+                                         cache="write" if force else "use", timings=timings, stats=stats,
+                                         writer=writer)
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
@@ -150,8 +151,10 @@ def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
 
 
 def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
-                timings=None, stats: dict | None = None) -> tuple[int, int]:
-    """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready.
+                timings=None, stats: dict | None = None, writer=None) -> tuple[int, int]:
+    """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready;
+    with `writer` (the output's `SiteWriter`), rendered pages are written by whichever process
+    rendered them instead (`SiteWriter.put`), and `emit` gets every other file.
 
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
     error. Returns (entries, pages).
@@ -252,12 +255,24 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
             if keep_pages and path in keys:
                 page_memo[path] = (keys[path], reuse[path])
         with _progress(progress, len(todo)) as advance:
-            for path, data in render_pages(renderer, todo, advance, checked):
-                emit(path, data)
-                if path in keys:
-                    page_store.put(keys[path], data)
-                    if keep_pages:
-                        page_memo[path] = (keys[path], data)
+            if writer is not None and not keep_pages:
+                # each page is written (and kept in the page cache) where it was rendered: a
+                # worker sends back its hash, not its bytes
+                @timings.part("write")
+                def sink(path: str, data: bytes) -> tuple[str, bool]:
+                    if path in keys:
+                        page_store.put(keys[path], data)
+                    return writer.put(path, data)
+
+                for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink):
+                    writer.record(path, digest, linked)
+            else:
+                for path, data in render_pages(renderer, todo, advance, checked):
+                    emit(path, data)
+                    if path in keys:
+                        page_store.put(keys[path], data)
+                        if keep_pages:
+                            page_memo[path] = (keys[path], data)
     with timings.stage("write"):
         if cache != "off":
             entry_store.prune()
@@ -287,33 +302,40 @@ def _release_free_memory() -> None:
 
 
 PARALLEL_PAGES = 400
-_render_job: tuple | None = None  # (renderer, pages), inherited by forked render workers
+_render_job: tuple | None = None  # (renderer, pages, sink), inherited by forked render workers
 
 
-def _render_chunk(bounds: tuple[int, int]) -> list[tuple[str, bytes]]:
-    renderer, pages = _render_job  # type: ignore[misc]
-    return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+def _render_chunk(bounds: tuple[int, int]) -> list[tuple]:
+    """In a worker: its pages rendered, as (path, bytes); or, with a sink, written by the worker
+    itself (`sink(path, bytes)`) and only what the sink returns sent back."""
+    renderer, pages, sink = _render_job  # type: ignore[misc]
+    if sink is None:
+        return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
+    return [(page.path, sink(page.path, renderer.render(page))) for page in pages[bounds[0]:bounds[1]]]
 
 
-def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None):
+def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None, sink=None):
     """Render pages, in forked worker processes when there are many (they inherit the catalog).
-    `rendered`: pages rendered already (by path), not rendered again."""
+    `rendered`: pages rendered already (by path), not rendered again. Yields (path, bytes); with
+    `sink`, (path, `sink(path, bytes)`) instead, the sink called where the page was rendered, so
+    that workers write their own pages rather than send them to this process."""
     import multiprocessing
     import os
 
     rendered = rendered or {}
+    sink_here = sink or (lambda _path, data: data)
     for path in sorted(set(rendered) & {page.path for page in pages}):
-        yield path, rendered[path]
+        yield path, sink_here(path, rendered[path])
         advance()
     pages = [page for page in pages if page.path not in rendered]
     workers = os.cpu_count() or 1
     if workers < 2 or len(pages) < PARALLEL_PAGES or "fork" not in multiprocessing.get_all_start_methods():
         for page in pages:
-            yield page.path, renderer.render(page)
+            yield page.path, sink_here(page.path, renderer.render(page))
             advance()
         return
     global _render_job
-    _render_job = (renderer, pages)
+    _render_job = (renderer, pages, sink)
     size = 100
     chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
     import gc
@@ -321,8 +343,8 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
     gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for rendered in pool.imap(_render_chunk, chunks):
-                for item in rendered:
+            for done in pool.imap(_render_chunk, chunks):
+                for item in done:
                     yield item
                     advance()
     finally:
