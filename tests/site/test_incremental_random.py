@@ -1,10 +1,12 @@
 """Issue 12: the in-place rebuild against the cold build, on random sequences of edits.
 
 Each step edits one to three random entries (summary, title, severity, tags, review date, a
-related link added or dropped), builds, and compares every file of the site with a cold build of
-the same input. Whether a step is done in place or falls back to the full build, the bytes must
-be the same; an edit the project rejects must be rejected by the build too, and is undone.
-`ROOTCAUSE_RANDOM_STEPS` runs longer sequences (the suite runs a short one).
+related link added or dropped, another entry's log line put into an example), builds, and
+compares every file of the site with a cold build of the same input. Whether a step is done in
+place or falls back to the full build, the bytes must be the same; an edit the project rejects
+(a collision, E035) must be rejected by the build with the cold check's messages, and is undone.
+`ROOTCAUSE_RANDOM_SEEDS` and `ROOTCAUSE_RANDOM_STEPS` run more and longer sequences (the suite
+runs two short ones).
 """
 
 from __future__ import annotations
@@ -31,32 +33,32 @@ def files_of(out: Path) -> dict[str, bytes]:
     return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
-def _summary(text: str, rng: random.Random, vocab, ids) -> str:
+def _summary(text: str, rng: random.Random, vocab, ids, logs) -> str:
     word = rng.choice(["Briefly:", "In short,", "Note:", "Seen often:"])
     return re.sub(r"(?m)^(summary: >-?\n  )", lambda m: m.group(1) + word + " ", text, count=1)
 
 
-def _title(text: str, rng: random.Random, vocab, ids) -> str:
+def _title(text: str, rng: random.Random, vocab, ids, logs) -> str:
     mark = rng.choice(["(again)", "(rare)", "(edited)"])
     return re.sub(r'(?m)^title: (")?(.*?)(")?$', lambda m: f"title: {m.group(1) or ''}{m.group(2)} {mark}{m.group(3) or ''}",
                   text, count=1)
 
 
-def _severity(text: str, rng: random.Random, vocab, ids) -> str:
+def _severity(text: str, rng: random.Random, vocab, ids, logs) -> str:
     return re.sub(r"(?m)^severity: \S+$", "severity: " + rng.choice(list(vocab.severities)), text, count=1)
 
 
-def _tags(text: str, rng: random.Random, vocab, ids) -> str:
+def _tags(text: str, rng: random.Random, vocab, ids, logs) -> str:
     tags = rng.sample(sorted(vocab.tags), rng.randint(1, 3))
     return re.sub(r"(?m)^tags: \[.*\]$", "tags: [" + ", ".join(tags) + "]", text, count=1)
 
 
-def _reviewed(text: str, rng: random.Random, vocab, ids) -> str:
+def _reviewed(text: str, rng: random.Random, vocab, ids, logs) -> str:
     day = dt.date(2026, 12, 1) - dt.timedelta(days=rng.randint(0, 400))
     return re.sub(r"(?m)^reviewed: \S+$", f"reviewed: {day.isoformat()}", text, count=1)
 
 
-def _related(text: str, rng: random.Random, vocab, ids) -> str:
+def _related(text: str, rng: random.Random, vocab, ids, logs) -> str:
     if "\nrelated:\n" in text and rng.random() < 0.5:   # drop the first link
         return re.sub(r"\nrelated:\n  - id: \S+\n    relation: \S+\n", "\nrelated:\n", text, count=1)
     own = re.search(r"(?m)^id: (\S+)$", text).group(1)
@@ -67,7 +69,36 @@ def _related(text: str, rng: random.Random, vocab, ids) -> str:
     return text.rstrip("\n") + "\nrelated:\n" + link
 
 
-EDITS = [_summary, _title, _severity, _tags, _reviewed, _related]
+def _example_line(text: str, rng: random.Random, vocab, ids, logs) -> str:
+    """Put a line of another entry's example at the top of this one's first example: often a
+    collision (E035) that both builds must report alike, sometimes a harmless line."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.strip() == "- log: |"]
+    if not starts:
+        return text
+    at = starts[0]
+    indent = len(lines[at + 1]) - len(lines[at + 1].lstrip())
+    lines.insert(at + 1, " " * indent + rng.choice(logs))
+    return "\n".join(lines)
+
+
+def example_lines(paths: list[Path]) -> list[str]:
+    """Every line of every example log of the entries (the text under `- log: |`)."""
+    found = []
+    for path in paths:
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for i, line in enumerate(lines):
+            if line.strip() == "- log: |":
+                indent = len(lines[i + 1]) - len(lines[i + 1].lstrip())
+                for body in lines[i + 1:]:
+                    if body.strip() and len(body) - len(body.lstrip()) < indent:
+                        break
+                    if body.strip():
+                        found.append(body.strip())
+    return found
+
+
+EDITS = [_summary, _title, _severity, _tags, _reviewed, _related, _example_line]
 
 
 @pytest.fixture
@@ -87,6 +118,7 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int):
     vocab = load_config(project)[0].vocabularies
     paths = sorted((project / "entries").glob("*.yaml"))
     ids = [p.stem for p in paths]
+    logs = example_lines(paths)
     build(project, progress=False)
     in_place = rejected = 0
     for _step in range(STEPS):
@@ -94,7 +126,7 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int):
         before = {path: path.read_text(encoding="utf-8") for path in chosen}
         for path in chosen:
             edit = rng.choice(EDITS)
-            path.write_text(edit(path.read_text(encoding="utf-8"), rng, vocab, ids), encoding="utf-8")
+            path.write_text(edit(path.read_text(encoding="utf-8"), rng, vocab, ids, logs), encoding="utf-8")
         try:
             result = build(project, progress=False)
         except RootcauseError as error:
