@@ -53,6 +53,22 @@ def make_project(folder: Path, entries: list[Path] | None = None, healthy: bool 
     return folder
 
 
+def copy_bundled_project(folder: Path) -> Path:
+    """A copy of this repository's project: entries, content, the study, the healthy logs and
+    site.yml (the build tests compare its site with a cold build of the same input)."""
+    folder.mkdir(parents=True)
+    for name in ("entries", "content", "study"):
+        shutil.copytree(REPO / name, folder / name)
+    shutil.copytree(REPO / "tests" / "logs" / "healthy", folder / "tests" / "logs" / "healthy")
+    shutil.copy(REPO / "site.yml", folder / "site.yml")
+    return folder
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    """Every file under a built site's folder, by its path in the site."""
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
 @pytest.fixture
 def small_project(tmp_path: Path) -> Path:
     """A project with one real entry and its related links trimmed to nothing."""

@@ -15,25 +15,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, copy_bundled_project, files_of
 
 from rootcause.site import builder
 from rootcause.site.builder import build, site_files
-
-
-def files_of(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory) -> Path:
     """A copy of the bundled project (entries, content, healthy logs, study, and a theme folder
     overriding one template), built once so that its cache is full."""
-    project = tmp_path_factory.mktemp("warm") / "project"
-    project.mkdir()
-    for name in ("entries", "content", "study"):
-        shutil.copytree(REPO / name, project / name)
-    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
+    project = copy_bundled_project(tmp_path_factory.mktemp("warm") / "project")
     (project / "site.yml").write_text((REPO / "site.yml").read_text(encoding="utf-8") + "theme: mytheme\n",
                                       encoding="utf-8")
     templates = project / "mytheme" / "templates"

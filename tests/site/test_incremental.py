@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import copy_bundled_project, files_of
 
 from rootcause.errors import RootcauseError
 from rootcause.site import diagnosis_index
@@ -21,19 +20,10 @@ from rootcause.site.builder import build, site_files
 from rootcause.site.write import state_name
 
 
-def files_of(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A copy of the bundled project (entries, content, healthy logs, study), built once."""
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("entries", "content", "study"):
-        shutil.copytree(REPO / name, project / name)
-    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
-    shutil.copy(REPO / "site.yml", project / "site.yml")
+    project = copy_bundled_project(tmp_path / "project")
     assert not build(project, progress=False).in_place
     return project
 

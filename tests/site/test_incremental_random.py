@@ -15,22 +15,17 @@ import datetime as dt
 import os
 import random
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import copy_bundled_project, files_of
 
 from rootcause.config import load_config
 from rootcause.errors import RootcauseError
 from rootcause.site.builder import build, site_files
 
 STEPS = int(os.environ.get("ROOTCAUSE_RANDOM_STEPS", "5"))
-
-
-def files_of(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
 
 def _summary(text: str, rng: random.Random, vocab, ids, logs) -> str:
@@ -103,12 +98,7 @@ EDITS = [_summary, _title, _severity, _tags, _reviewed, _related, _example_line]
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("entries", "content", "study"):
-        shutil.copytree(REPO / name, project / name)
-    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
-    shutil.copy(REPO / "site.yml", project / "site.yml")
+    project = copy_bundled_project(tmp_path / "project")
     return project
 
 

@@ -4,12 +4,11 @@ site has fewer pages than it takes to start workers, so these tests lower the th
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, copy_bundled_project, files_of
 
 from rootcause.errors import RootcauseError
 from rootcause.site import builder
@@ -17,19 +16,10 @@ from rootcause.site.builder import build, site_files
 from rootcause.site.write import file_digest, read_manifest
 
 
-def files_of(out: Path) -> dict[str, bytes]:
-    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
     monkeypatch.setattr(builder, "PARALLEL_PAGES", 20)
-    project = tmp_path / "project"
-    project.mkdir()
-    for name in ("entries", "content", "study"):
-        shutil.copytree(REPO / name, project / name)
-    shutil.copytree(REPO / "tests" / "logs" / "healthy", project / "tests" / "logs" / "healthy")
-    shutil.copy(REPO / "site.yml", project / "site.yml")
+    project = copy_bundled_project(tmp_path / "project")
     return project
 
 
@@ -63,3 +53,4 @@ def test_a_template_error_in_a_worker_keeps_the_last_site(project: Path):
     assert "mytheme/templates/entry.html:" in str(caught.value) and "no_such_value" in str(caught.value)
     assert files_of(project / "site") == before
     assert not list(project.glob(".site.staging-*"))
+
