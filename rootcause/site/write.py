@@ -281,20 +281,13 @@ class SiteWriter:
         return False
 
     def add(self, path: str, data: bytes) -> None:
-        self._claim(path)
         self.record(path, *self.put(path, data))
-
-    def _claim(self, path: str) -> str:
-        relative = safe_relative(path)
-        if relative in self.digests:
-            raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
-                                             "rename one of the pages or assets")])
-        return relative
 
     def put(self, path: str, data: bytes) -> tuple[str, bool]:
         """Write one file into the staging folder, or link the last build's copy when it holds
         these bytes; returns (its hash, linked). Safe in a forked render worker, which writes
-        its own pages and sends only this back to `record`."""
+        its own pages and sends only this back to `record`. A path already in the staging folder
+        is E050: the file there is never opened again (it may be a link to the last build's)."""
         relative = safe_relative(path)
         digest = file_digest(data)
         target = self.staging / relative
@@ -304,15 +297,18 @@ class SiteWriter:
                 self._dirs.add(target.parent)
             if self.previous.get(relative) == digest and self._link_if_same(self.out / relative, target, data):
                 return digest, True
-            target.write_bytes(data)
+            with open(target, "xb") as stream:
+                stream.write(data)
+        except FileExistsError:
+            raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
+                                             "rename one of the pages or assets")]) from None
         except OSError as exc:
             raise _unwritable(self.out, exc) from None
         return digest, False
 
     def record(self, path: str, digest: str, linked: bool) -> None:
-        """Count a file `put` wrote (here or in a worker). Two outputs of one path: E050 (a
-        worker's second file replaced the first in the staging folder, which is then dropped)."""
-        self.digests[self._claim(path)] = digest
+        """Count a file `put` wrote (here or in a worker)."""
+        self.digests[safe_relative(path)] = digest
         if linked:
             self.reused += 1
         else:

@@ -54,3 +54,21 @@ def test_a_template_error_in_a_worker_keeps_the_last_site(project: Path):
     assert files_of(project / "site") == before
     assert not list(project.glob(".site.staging-*"))
 
+
+def test_two_outputs_of_one_path_leave_the_last_site_whole(tmp_path: Path):
+    """The second file of a path is refused before anything is opened at it: the first may be a
+    hard link to the last build's file, which writing through it would change in the live site."""
+    from rootcause.site.write import SiteWriter
+
+    out = tmp_path / "site"
+    with SiteWriter(out) as writer:
+        writer.add("a/index.html", b"first")
+        previous = writer.commit()["files"]
+    with pytest.raises(RootcauseError) as caught:
+        with SiteWriter(out, previous=previous) as writer:
+            writer.add("a/index.html", b"first")          # linked from the last build
+            assert writer.reused == 1
+            writer.add("a/index.html", b"second")
+    assert caught.value.diagnostics[0].code == "E050"
+    assert (out / "a" / "index.html").read_bytes() == b"first"
+    assert not list(tmp_path.glob(".site.staging-*"))
