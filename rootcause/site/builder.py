@@ -120,7 +120,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             entries, pages = render_site(root, timings.part("write")(writer.add),
                                          progress=progress and sys.stderr.isatty(), memo=memo,
                                          cache="write" if force else "use", timings=timings, stats=stats,
-                                         writer=writer)
+                                         writer=writer, others=others)
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
@@ -151,13 +151,15 @@ def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
 
 
 def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
-                timings=None, stats: dict | None = None, writer=None) -> tuple[int, int]:
+                timings=None, stats: dict | None = None, writer=None, others: str | None = None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready;
     with `writer` (the output's `SiteWriter`), rendered pages are written by whichever process
     rendered them instead (`SiteWriter.put`), and `emit` gets every other file.
 
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
-    error. Returns (entries, pages).
+    error. Returns (entries, pages). `others`: the fingerprint of the inputs besides the entry
+    files, taken when the build began (`stamps.input_fingerprints`); with it and the build cache,
+    `stats["model"]` gets the site model `incremental` rebuilds from.
 
     `cache`: "use" reads and writes the build cache in `.rootcause-cache/` (entries by the hash of
     their file, site.yml and the code's version; rendered pages by the hash of everything they
@@ -279,12 +281,11 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
             page_store.prune()
     if stats is not None:
         stats.update(checked=catalog.checked, rendered=len(todo))
-        if cache != "off":
+        if cache != "off" and others is not None:
             from .incremental import model_sections
 
             with timings.stage("index"):
-                stats["model"] = model_sections(project, version, input_fingerprints(root, config.model_dump())[1],
-                                                keep, parts, table, cards, len(pages))
+                stats["model"] = model_sections(project, version, others, keep, parts, table, cards, len(pages))
     return len(catalog.entries), len(pages)
 
 
