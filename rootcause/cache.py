@@ -49,13 +49,16 @@ def cache_folder(root: Path) -> Path:
 
 
 # -- inputs -----------------------------------------------------------------------------------------
-def stat_key(path: Path | str) -> tuple | None:
+def stat_key(path: Path | str, taken: dict | None = None) -> tuple | None:
     """What the cheap freshness test compares for one file (never through a symbolic link);
-    a folder by its type alone (its times change whenever anything in it does)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
+    a folder by its type alone (its times change whenever anything in it does). `taken`: the
+    `os.lstat` results of a walk made a moment before, by path, used instead of another call."""
+    st = taken.get(os.fspath(path)) if taken else None
+    if st is None:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return None
     if stat.S_ISDIR(st.st_mode):
         return (st.st_mode,)
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
@@ -109,20 +112,22 @@ class Inputs:
     stats: dict[str, tuple | None] = field(default_factory=dict)
 
     @classmethod
-    def take(cls, root: Path, folders: list[list[str]], known: dict[str, tuple | None] | None = None) -> Inputs:
-        """Stat every input now; `known` holds stat keys already taken (earlier, before a file was read)."""
+    def take(cls, root: Path, folders: list[list[str]], known: dict[str, tuple | None] | None = None,
+             taken: dict | None = None) -> Inputs:
+        """Stat every input now; `known` holds stat keys already taken (earlier, before a file was
+        read); `taken`, `os.lstat` results by path from a walk made just before (see `stat_key`)."""
         inputs = cls(root, [list(f) for f in folders])
         stats = inputs.stats
         base = os.fspath(root)
-        stats["site.yml"] = stat_key(f"{base}/site.yml")
+        stats["site.yml"] = stat_key(f"{base}/site.yml", taken)
         for folder, suffix in [["entries", ".yaml"], *inputs.folders]:
             where = f"{base}/{folder}"
             stats[folder + "/"] = stat_key(where)
             for name in listing(where, suffix):
-                stats[f"{folder}/{name}"] = stat_key(f"{where}/{name}")
+                stats[f"{folder}/{name}"] = stat_key(f"{where}/{name}", taken)
         package = os.fspath(PACKAGE)
         for name in code_files():
-            stats[CODE + name] = stat_key(f"{package}/{name}")
+            stats[CODE + name] = stat_key(f"{package}/{name}", taken)
         for name, key in (known or {}).items():
             if name in stats:
                 stats[name] = key

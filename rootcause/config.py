@@ -113,6 +113,8 @@ class SiteConfig(BaseModel):
     study: str | None = Field(None, description="Folder of the frequency study's tables (*.tsv: one row per sampled "
                               "issue thread and the failure it reports); shown as the site's frequency page.")
     recent: int = Field(8, ge=0, le=100, description="How many recently reviewed entries the home page lists.")
+    page_size: int = Field(200, ge=10, le=100000, description="How many entries a list page (all entries, a "
+                           "system, category or tag) shows; a longer list continues on entries/page/2/ and so on.")
     vocabularies: Vocabularies
 
     _check_url = field_validator("url")(lambda cls, v: check_site_url(v))

@@ -78,9 +78,10 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
         walked = None
+        seen: dict = {}   # the walk's lstat results, which the rebuild in place takes its stat keys from
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
-            walked = input_fingerprints(root, settings)
+            walked = input_fingerprints(root, settings, seen)
             if _up_to_date(root, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
@@ -95,8 +96,10 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             raise RootcauseError(problems)
         settings_now = config.model_dump()
         # the walk of the up-to-date test, unless site.yml read in full names other input folders
-        fingerprint, others = walked if walked and same_inputs(settings, settings_now) else \
-            input_fingerprints(root, settings_now)
+        if not (walked and same_inputs(settings, settings_now)):
+            seen = {}
+            walked = input_fingerprints(root, settings_now, seen)
+        fingerprint, others = walked
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
@@ -109,7 +112,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if not force:
             with timings.stage("load"):   # its imports: the entry schema, the renderer
                 from .incremental import rebuild
-            quick = rebuild(root, out, config, fingerprint, others, timings)
+            quick = rebuild(root, out, config, fingerprint, others, timings, seen)
             if quick is not None:
                 return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
                                    time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered,

@@ -160,10 +160,12 @@ def _json(state, name: str):
         raise _Fallback(f"section {name} is not JSON") from None
 
 
-def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timings=None) -> Outcome | None:
+def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timings=None,
+            seen: dict | None = None) -> Outcome | None:
     """Rebuild `out` for the entry files changed since the last build, or None when only a
     full build can (see the module's docstring). `fingerprint` and `others`: the inputs'
-    (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds."""
+    (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds;
+    `seen`: that walk's `os.lstat` results (the stat keys the model is compared with)."""
     from ..timings import OFF
 
     state = open_state(out, root)
@@ -174,7 +176,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _rebuild(root, out, config, fingerprint, others, state, timings or OFF)
+        return _rebuild(root, out, config, fingerprint, others, state, timings or OFF, seen)
     except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         # a model this code cannot read is never trusted, and a file of the site that cannot be
         # read back (gone since it was checked) is rewritten: the full build runs
@@ -187,7 +189,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
             gc.enable()
 
 
-def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings) -> Outcome | None:
+def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings, seen) -> Outcome | None:
     with timings.stage("load"):
         model = _json(state, "model")
         manifest = _json(state, "state")
@@ -196,7 +198,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                 model.get("others") != others or \
                 model.get("config") != config_key(config):
             return None
-        now = Inputs.take(root, input_folders(config))   # before any entry is read
+        now = Inputs.take(root, input_folders(config), taken=seen)   # taken before any entry was read
         old_entries = _json(state, "entries")
         by_path = {row[0]: entry_id for entry_id, row in old_entries.items()}
         present = {name for name in now.stats if name.startswith("entries/") and name != "entries/"}
@@ -288,7 +290,10 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         weights_blob = _search_update(state, model, change, files, removed)
 
     with timings.stage("render"):
-        rendered = _render(root, config, version, signature_file, signature_file_changed, change, files)
+        gone: set[str] = set()
+        rendered = _render(root, config, version, signature_file, signature_file_changed, change, files, gone)
+        model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - len(gone)
+        removed |= gone
 
     with timings.stage("index"):
         from .diagnosis_index import index_sections, store_sections
@@ -488,11 +493,12 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
 
 
 def _render(root: Path, config, version: str, signature_file: bytes, signature_file_changed: bool, change: _Change,
-            files: dict) -> int:
+            files: dict, gone: set[str]) -> int:
     """The pages a change shows on: the changed entries' own, the pages of the entries they link
     with (either way, before or after) when their card or links changed, and every list page whose
-    context changed; then the sitemap and feed if what they list changed. Returns how many pages
-    were rendered (the others came from the page cache)."""
+    context changed; then the sitemap and feed if what they list changed. A list page the change
+    does away with (the last of a list that got shorter) is added to `gone`. Returns how many
+    pages were rendered (the others came from the page cache)."""
     import hashlib
 
     fresh, before, cards, old_cards = change.fresh, change.before, change.cards, change.old_cards
@@ -524,12 +530,13 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
     cards_changed = any(cards[i] != old_cards[i] for i in fresh)
     if cards_changed:   # the list pages are made from cards alone: those whose context changed
         new_plan = aggregate_pages(config, cards, content_pages, study)
-        old_plan = aggregate_pages(config, old_cards, content_pages, study)
-        if [p.path for p in old_plan] != [p.path for p in new_plan]:
-            raise _Fallback("the list pages are not the same pages")
-        pages += [new for old, new in zip(old_plan, new_plan)
-                  if (old.template, old.title, old.description, old.sitemap, old.context) !=
-                  (new.template, new.title, new.description, new.sitemap, new.context)]
+        old_plan = {p.path: p for p in aggregate_pages(config, old_cards, content_pages, study)}
+        for new in new_plan:   # a list that grew or shrank by a page gains or loses its last
+            old = old_plan.pop(new.path, None)
+            if old is None or (old.template, old.title, old.description, old.sitemap, old.context) != \
+                    (new.template, new.title, new.description, new.sitemap, new.context):
+                pages.append(new)
+        gone.update(old_plan)
     if signature_file_changed and not any(p.template == VOLATILE_TEMPLATE for p in pages):
         pages.append(diagnose_page(config))
     renderer = Renderer(config, root, asset_names, tabs)

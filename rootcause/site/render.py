@@ -91,12 +91,15 @@ class Card:
     reviewed: str         # ISO date
     signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
+    plain_title: str      # the title as plain text (the 404 page's suggestions; kept, as the
+                          # rebuild in place would otherwise convert 10,000 titles twice)
 
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
-                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step)
+                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step,
+                   plain(e.title))
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
@@ -443,28 +446,51 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
             by_tag[t].append(c)
     total = len(every)
     recent = sorted(every, key=lambda c: (c.reviewed, c.id), reverse=True)[: config.recent]
-    planned = [
-        Page("index.html", "home.html", config.title, config.description,
-             {"recent": recent, "counts": counts, "total": total, "canonical": base}),
-        Page("entries/index.html", "entries.html", "All entries", f"All {total} entries.",
-             {"by_severity": [(key, term, [c for c in every if c.severity == key]) for key, term in vocab.severities.items()],
-              "total": total, "canonical": base + "entries/"}),
-    ]
-    for key, term in vocab.categories.items():
-        planned.append(Page(f"categories/{key}/index.html", "list.html", term.title, term.description,
-                            {"heading": term.title, "intro": term.description, "items": by_category[key],
-                             "canonical": base + f"categories/{key}/"}))
-    for key, term in vocab.tags.items():
-        planned.append(Page(f"tags/{key}/index.html", "list.html", f"Tag: {term.title}", term.description,
-                            {"heading": f"Tag: {term.title}", "intro": term.description, "items": by_tag[key],
-                             "canonical": base + f"tags/{key}/"}, sitemap=bool(by_tag[key])))
+    size = config.page_size
+    planned = [Page("index.html", "home.html", config.title, config.description,
+                    {"recent": recent, "counts": counts, "total": total, "canonical": base})]
+    # the entries index: most severe first; once it runs over several pages, each page names the
+    # page where every severity begins, and the first page keeps the #severity-<key> anchors that
+    # entry pages link to (on the item of a severity that begins further on)
+    begins = {}
+    for n, c in enumerate(every):
+        begins.setdefault(c.severity, n // size)
+    for number, (directory, cards_here, pager) in enumerate(_paged("entries/", every, size)):
+        starts = [(key, term, counts["severities"][key], _page_directory("entries/", begins[key]),
+                   number == 0 and begins[key] != 0) for key, term in vocab.severities.items() if key in begins] \
+            if pager else []
+        planned.append(Page(directory + "index.html", "entries.html", _numbered("All entries", pager),
+                            _numbered(f"All {total} entries.", pager),
+                            {"by_severity": [(key, term, [c for c in cards_here if c.severity == key])
+                                             for key, term in vocab.severities.items()],
+                             "total": total, "pager": pager, "starts": starts, "canonical": base + directory}))
+    for folder, key, heading, term, items in (
+            [("categories", key, term.title, term, by_category[key]) for key, term in vocab.categories.items()] +
+            [("tags", key, f"Tag: {term.title}", term, by_tag[key]) for key, term in vocab.tags.items()]):
+        for directory, cards_here, pager in _paged(f"{folder}/{key}/", items, size):
+            planned.append(Page(directory + "index.html", "list.html", _numbered(heading, pager), term.description,
+                                {"heading": heading, "intro": term.description, "items": cards_here,
+                                 "total": len(items), "pager": pager, "canonical": base + directory},
+                                sitemap=folder == "categories" or bool(items)))
     for key, term in vocab.systems.items():
-        items = by_system[key]
-        by_phase = [(p, phase, [c for c in items if c.phase == p]) for p, phase in vocab.phases.items()]
-        planned.append(Page(f"systems/{key}/index.html", "system.html", term.title, term.description,
-                            {"system_key": key, "system": term, "items": items,
-                             "by_phase": [group for group in by_phase if group[2]],
-                             "canonical": base + f"systems/{key}/"}))
+        # grouped by phase, most severe first within one: paged in that order, and each page's
+        # phase links go to the page where the phase begins
+        rows = [(p, c) for p in vocab.phases for c in by_system[key] if c.phase == p]
+        first = {}
+        for n, (p, _c) in enumerate(rows):
+            first.setdefault(p, n // size)
+        phase_counts = {p: 0 for p in vocab.phases}
+        for p, _c in rows:
+            phase_counts[p] += 1
+        for number, (directory, rows_here, pager) in enumerate(_paged(f"systems/{key}/", rows, size)):
+            nav = [(p, vocab.phases[p], phase_counts[p],
+                    None if first[p] == number else _page_directory(f"systems/{key}/", first[p])) for p in first]
+            by_phase = [(p, phase, [c for q, c in rows_here if q == p]) for p, phase in vocab.phases.items()]
+            planned.append(Page(directory + "index.html", "system.html", _numbered(term.title, pager), term.description,
+                                {"system_key": key, "system": term, "items": [c for _p, c in rows_here], "total": len(rows),
+                                 "phase_nav": nav,
+                                 "by_phase": [group for group in by_phase if group[2]], "pager": pager,
+                                 "canonical": base + directory}))
     planned.append(Page("coverage/index.html", "coverage.html", "Coverage",
                         "How many entries cover each system, category and phase.",
                         {"counts": counts, "total": total, "canonical": base + "coverage/"}))
@@ -480,9 +506,44 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     script = Markup(not_found_script())
     planned.append(Page("404.html", "404.html", "Page not found", "",
                         {"canonical": base + "404.html", "inline_script": script, "inline_hash": script_hash(script),
-                         "suggest": [[c.id, plain(c.title)] for c in sorted(every, key=lambda c: c.id)]},
+                         "suggest": [[c.id, c.plain_title] for c in sorted(every, key=lambda c: c.id)]},
                         sitemap=False, absolute=True))
     return planned
+
+
+def _page_directory(directory: str, number: int) -> str:
+    """The folder of page `number` (from 0) of a list whose first page is `directory`."""
+    return directory if number == 0 else f"{directory}page/{number + 1}/"
+
+
+def _paged(directory: str, items: list, size: int) -> list[tuple[str, list, dict | None]]:
+    """A list cut into pages of `size`: each page's folder, its items and its pager (None when
+    the list fits on one page, so that a short list renders as it always did). The pager names
+    the first and last page, two on either side of this one, and None for a gap."""
+    count = max(1, -(-len(items) // size))
+    if count == 1:
+        return [(directory, items, None)]
+    pages = []
+    for number in range(count):
+        shown = sorted({0, count - 1, *range(max(0, number - 2), min(count, number + 3))})
+        links: list[tuple[int | None, str | None]] = []
+        for before, n in zip([None, *shown], shown):
+            if before is not None and n != before + 1:
+                links.append((None, None))
+            links.append((n + 1, _page_directory(directory, n)))
+        pages.append((_page_directory(directory, number), items[number * size:(number + 1) * size],
+                      {"number": number + 1, "count": count, "links": links,
+                       "first": number * size + 1, "last": min(len(items), (number + 1) * size),
+                       "prev": _page_directory(directory, number - 1) if number else None,
+                       "next": _page_directory(directory, number + 1) if number + 1 < count else None}))
+    return pages
+
+
+def _numbered(text: str, pager: dict | None) -> str:
+    """A page's title or description, with its page number when the list runs over several."""
+    if pager is None or pager["number"] == 1:
+        return text
+    return f"{text.rstrip('.')}, page {pager['number']} of {pager['count']}" + ("." if text.endswith(".") else "")
 
 
 def diagnose_page(config: SiteConfig) -> Page:

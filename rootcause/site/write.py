@@ -396,6 +396,13 @@ def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], remove
             except FileNotFoundError:
                 pass
             files.pop(relative, None)
+            folder = (out / relative).parent
+            while folder != out:   # a cold build leaves no empty folder (a list's vanished last page)
+                try:
+                    folder.rmdir()
+                except OSError:
+                    break
+                folder = folder.parent
     except OSError as exc:
         raise _unwritable(out, exc) from None
     return {**manifest, "files": dict(sorted(files.items())), "written_ns": file_clock(out)}

@@ -102,8 +102,16 @@ def project(tmp_path: Path) -> Path:
     return project
 
 
-@pytest.mark.parametrize("seed", [int(s) for s in os.environ.get("ROOTCAUSE_RANDOM_SEEDS", "1,2").split(",")])
-def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int):
+SEEDS = [int(s) for s in os.environ.get("ROOTCAUSE_RANDOM_SEEDS", "1,2").split(",")]
+
+
+# the last run cuts the lists into pages of 10: edits of tags and severities then move cards
+# between pages, and lists gain and lose their last page
+@pytest.mark.parametrize("seed, page_size", [(seed, None) for seed in SEEDS] + [(SEEDS[-1] + 100, 10)])
+def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, page_size: int | None):
+    if page_size:
+        with open(project / "site.yml", "a", encoding="utf-8") as stream:
+            stream.write(f"page_size: {page_size}\n")
     rng = random.Random(seed)
     vocab = load_config(project)[0].vocabularies
     paths = sorted((project / "entries").glob("*.yaml"))
