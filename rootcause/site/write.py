@@ -123,37 +123,38 @@ def safe_relative(path: str) -> str:
 
 
 def output_intact(out: Path, manifest: dict) -> bool:
-    """Is `out` as the build that wrote `manifest` left it? Every file the manifest lists is there,
-    nothing else is, each is a regular file, and none was modified after the build finished
-    (`written_ns`, taken after the new folder was in place). Cheap: one walk of the folder,
-    nothing is read. A change that also forges the modification time is repaired by
-    `build --force`, which reuses nothing."""
+    """Is `out` as the build that wrote `manifest` left it? Every file the manifest lists is there
+    as a regular file, and neither it nor any folder of the site was modified after the build
+    finished (`written_ns`, taken after the new folder was in place). A file added, removed or
+    renamed anywhere changes its folder's modification time, so the folders' times stand for a
+    listing of them. Cheap: one `lstat` per file and per folder, nothing is read or listed. A
+    change that also forges modification times is repaired by `build --force`, which reuses
+    nothing."""
     files = manifest.get("files")
     written = manifest.get("written_ns")
     if not isinstance(files, dict) or not isinstance(written, int):
         return False
-    top = os.fspath(out)
-    skip = len(top) + 1
-    stack = [top]
-    count = 0
-    while stack:
-        try:
-            entries = list(os.scandir(stack.pop()))
-        except OSError:
-            return False
-        for entry in entries:
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
+    top = os.fspath(out) + "/"
+    lstat, is_dir, is_file = os.lstat, stat.S_ISDIR, stat.S_ISREG
+    folders = {""}
+    try:
+        for relative in files:
+            if ".." in relative and ".." in relative.split("/") or relative.startswith("/"):
+                return False   # not a path this code writes
+            st = lstat(top + relative)
+            if not is_file(st.st_mode) or st.st_mtime_ns > written:
                 return False
-            if stat.S_ISDIR(st.st_mode):
-                stack.append(entry.path)
-                continue
-            relative = entry.path[skip:]
-            if relative not in files or not stat.S_ISREG(st.st_mode) or st.st_mtime_ns > written:
+            cut = relative.rfind("/")
+            while cut > 0 and relative[:cut] not in folders:
+                folders.add(relative[:cut])
+                cut = relative.rfind("/", 0, cut)
+        for folder in folders:
+            st = lstat(top + folder)
+            if not is_dir(st.st_mode) or st.st_mtime_ns > written:
                 return False
-            count += 1
-    return count == len(files)
+    except (OSError, TypeError, ValueError):
+        return False
+    return True
 
 
 def _unwritable(out: Path, exc: OSError) -> RootcauseError:

@@ -9,6 +9,7 @@ import json
 import re
 import os
 import shutil
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -259,6 +260,36 @@ def test_unchanged_inputs_build_nothing(small_project: Path):
     assert not first.up_to_date and first.entries == 1
     second = build(small_project, progress=False)
     assert second.up_to_date
+
+
+@pytest.mark.parametrize("change", ["edit", "add", "add-folder", "remove", "rename", "link"])
+def test_a_site_changed_by_hand_is_not_up_to_date(small_project: Path, change: str):
+    """`output_intact` reads no file and lists no folder: each of these changes must still show,
+    in a file's or a folder's modification time or type, and the next build restores the site."""
+    build(small_project, progress=False)
+    out = small_project / "site"
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    page = next(out.glob("entries/*/index.html"))
+    time.sleep(0.01)   # past the build's recorded end on a file system of coarse times
+    if change == "edit":
+        page.write_bytes(page.read_bytes() + b"<!-- edited -->")
+    elif change == "add":
+        (page.parent / "extra.html").write_text("planted")
+    elif change == "add-folder":
+        (page.parent / "extra").mkdir()
+    elif change == "remove":
+        page.unlink()
+    elif change == "rename":
+        page.rename(page.parent / "moved.html")
+    else:
+        text = page.read_bytes()
+        page.unlink()
+        (small_project / "outside.html").write_bytes(text)
+        page.symlink_to(small_project / "outside.html")
+    result = build(small_project, progress=False)
+    assert not result.up_to_date
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() or p.is_symlink()}
+    assert after == before and not page.is_symlink() and not (page.parent / "extra").exists()
 
 
 def test_failed_build_leaves_the_previous_site_intact(small_project: Path):
