@@ -212,3 +212,32 @@ def test_timings_table(project: Path):
     assert sum(float(rows[n][0]) for n in rows if n != "total") <= float(rows["total"][0]) + 0.05
     assert "built " in result.stdout
     json.dumps(rows)
+
+
+def test_the_memory_sampler_paces_itself_and_is_left_out_of_the_cpu_figures(monkeypatch):
+    """A sample that costs 10 ms of CPU (a process of gigabytes: `smaps_rollup` walks its page
+    tables) is taken every 90 ms, not every 20, and its CPU time is not the stage's."""
+    import time as clock
+
+    from rootcause import timings as timings_module
+
+    samples = []
+
+    def costly(root=None):
+        samples.append(clock.perf_counter())
+        end = clock.thread_time() + 0.01
+        while clock.thread_time() < end:
+            pass
+        return 1024
+
+    monkeypatch.setattr(timings_module, "tree_memory_kb", costly)
+    timings = timings_module.Timings()
+    with timings.stage("render"):
+        clock.sleep(0.6)
+    stage = timings.stages["render"]
+    taken = samples[1:-1]   # the thread's (the first and last are taken as the stage starts and ends)
+    gaps = [b - a for a, b in zip(taken, taken[1:])]
+    assert len(samples) >= 4 and min(gaps) >= 0.08, gaps
+    assert timings._sampled_cpu >= 0.01 * (len(samples) - 2)
+    assert stage.cpu < 0.01 * (len(samples) - 2), (stage.cpu, len(samples))
+    assert stage.peak_kb == 1024
