@@ -339,3 +339,56 @@ def test_no_axe_violation_while_a_result_is_chosen_with_the_arrow_keys(new_page,
     page.locator(box).press("ArrowDown")
     assert page.locator(".rc-page-results .rc-result.rc-active").count() == 1
     assert_no_violations(page, f"{where} with a result chosen")
+
+
+# -- lists cut into pages ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def paged_server(tmp_path_factory):
+    """The repository's entries with `page_size: 10`: the entries index, system hubs and long tag
+    lists run over several pages (`tests/site/test_pagination.py` checks what they hold)."""
+    from browser_helpers import build_project
+    from conftest import copy_bundled_project
+
+    project = copy_bundled_project(tmp_path_factory.mktemp("rootcause-paged") / "project")
+    with open(project / "site.yml", "a", encoding="utf-8") as stream:
+        stream.write("page_size: 10\n")
+    site = build_project(project, project / "site")
+    with SiteServer(site, base_path(project)) as running:
+        yield running
+
+
+PAGED = ["entries/", "entries/page/2/", "systems/pytorch/page/2/", "categories/distributed/page/2/"]
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_paged_lists_have_no_axe_violation_and_fit_a_phone(new_page, paged_server, scheme, viewport):
+    page = new_page(paged_server.origin, scheme, viewport=viewport)
+    found, small = [], []
+    for path in PAGED:
+        goto(page, paged_server.url(path))
+        assert page.locator("nav.rc-pager [aria-current=page]").count() == 1, path
+        found += [f"{path}: {v}" for v in violations(page)]
+        width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1], (path, width)
+        boxes = page.locator("nav.rc-pager a").evaluate_all(
+            "es => es.map(e => [e.textContent.trim(), e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
+        small += [(path, *box) for box in boxes if box[1] < 24 or box[2] < 24]
+    assert not found, f"{len(found)} axe violation(s) ({scheme})\n" + "\n".join(found)
+    assert not small, small
+
+
+def test_the_pager_and_the_severity_links_lead_where_they_say(new_page, paged_server):
+    """Next, a page number and Previous go to those pages; on the first page, a severity that
+    begins further on is reached through its anchor (what an entry page's badge links to)."""
+    page = new_page(paged_server.origin)
+    goto(page, paged_server.url("entries/"))
+    page.locator("nav.rc-pager a[rel=next]").click()
+    page.wait_for_url("**/entries/page/2/")
+    assert page.locator("nav.rc-pager [aria-current=page]").text_content() == "2"
+    page.locator("nav.rc-pager a[rel=prev]").click()
+    page.wait_for_url("**/entries/")
+    goto(page, paged_server.url("entries/#severity-low"))
+    page.locator("#severity-low").click()
+    page.wait_for_url("**/entries/page/*/#severity-low")
+    assert page.locator("section#severity-low .rc-card").count() >= 1
