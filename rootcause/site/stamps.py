@@ -21,19 +21,30 @@ if TYPE_CHECKING:
 MAX_ASSET_BYTES = 64 << 20
 
 
-def _input_files(root: Path, settings: dict) -> list[Path]:
-    files = [root / "site.yml"]
-    files += sorted((root / "entries").glob("*.yaml"), key=str)   # by text: comparing Paths is slow
-    files += sorted((root / "content").glob("*.md"), key=str)
+def _names(folder: str, suffix: str) -> list[str]:
+    """The paths `folder/*<suffix>` as `Path.glob` gives them (hidden names included), sorted:
+    from one `scandir`, as text (10,000 `Path` objects cost more than the walk itself)."""
+    try:
+        with os.scandir(folder) as found:
+            return sorted(f"{folder}/{e.name}" for e in found if e.name.endswith(suffix))
+    except OSError:
+        return []
+
+
+def _input_files(root: Path, settings: dict) -> list[str]:
+    base = os.fspath(root)
+    files = [f"{base}/site.yml"]
+    files += _names(f"{base}/entries", ".yaml")
+    files += _names(f"{base}/content", ".md")
     for key in INPUT_KEYS:
         value = settings.get(key)
         # unvalidated here: a folder that is not plainly inside the project is not walked (the
         # build then reports it, E017); links inside are not followed
         if isinstance(value, str) and folder_problem(root, value) is None:
-            files += walk_regular(root / value, root)[0]
+            files += [os.fspath(p) for p in walk_regular(root / value, root)[0]]
     theme = bundled_theme()
-    files += sorted(p for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    files += sorted(Path(__file__).parent.glob("*.py"))
+    files += sorted(os.fspath(p) for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(os.fspath(p) for p in Path(__file__).parent.glob("*.py"))
     return files
 
 
@@ -72,17 +83,18 @@ def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> 
     every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
     every.update(f"{__version__}\0True\0".encode())
     others.update(f"{__version__}\0False\0".encode())
-    entries = os.fspath(root / "entries")
+    entries = os.fspath(root / "entries") + "/"
+    lstat = os.lstat
     for path in _input_files(root, settings):
         try:
-            stat = os.lstat(path)
+            stat = lstat(path)
         except OSError:
             continue
         line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape")
         if seen is not None:
-            seen[os.fspath(path)] = stat
+            seen[path] = stat
         every.update(line)
-        if not (path.suffix == ".yaml" and os.fspath(path.parent) == entries):
+        if not (path.endswith(".yaml") and path.startswith(entries) and "/" not in path[len(entries):]):
             others.update(line)
     return every.hexdigest(), others.hexdigest()
 
