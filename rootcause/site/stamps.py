@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..cache import listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -22,13 +23,9 @@ MAX_ASSET_BYTES = 64 << 20
 
 
 def _names(folder: str, suffix: str) -> list[str]:
-    """The paths `folder/*<suffix>` as `Path.glob` gives them (hidden names included), sorted:
-    from one `scandir`, as text (10,000 `Path` objects cost more than the walk itself)."""
-    try:
-        with os.scandir(folder) as found:
-            return sorted(f"{folder}/{e.name}" for e in found if e.name.endswith(suffix))
-    except OSError:
-        return []
+    """The paths `folder/*<suffix>` as `Path.glob` gives them (hidden names included), sorted, as
+    text (10,000 `Path` objects cost more than the walk itself)."""
+    return [f"{folder}/{name}" for name in listing(folder, suffix)]
 
 
 def _input_files(root: Path, settings: dict) -> list[str]:
