@@ -310,11 +310,9 @@ _render_job: tuple | None = None  # (renderer, pages, sink), inherited by forked
 
 
 def _render_chunk(bounds: tuple[int, int]) -> list[tuple]:
-    """In a worker: its pages rendered, as (path, bytes); or, with a sink, written by the worker
-    itself (`sink(path, bytes)`) and only what the sink returns sent back."""
+    """In a worker: its pages rendered and handed to the sink (`sink(path, bytes)`), and what the
+    sink returns sent back (the bytes themselves, or what a sink that writes the page returns)."""
     renderer, pages, sink = _render_job  # type: ignore[misc]
-    if sink is None:
-        return [(page.path, renderer.render(page)) for page in pages[bounds[0]:bounds[1]]]
     return [(page.path, sink(page.path, renderer.render(page))) for page in pages[bounds[0]:bounds[1]]]
 
 
@@ -339,7 +337,7 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
             advance()
         return
     global _render_job
-    _render_job = (renderer, pages, sink)
+    _render_job = (renderer, pages, sink_here)
     size = 100
     chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
     import gc

@@ -347,10 +347,7 @@ class SiteWriter:
             _swap(self.staging, self.out)
         except OSError as exc:
             raise _unwritable(self.out, exc) from None
-        return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": self._file_clock()}
-
-    def _file_clock(self) -> int:
-        return file_clock(self.out)
+        return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": file_clock(self.out)}
 
 
 def file_clock(out: Path) -> int:
