@@ -35,15 +35,22 @@ def robots(base: str) -> bytes:
     return f"User-agent: *\nAllow: /\nSitemap: {base}sitemap.xml\n".encode("utf-8")
 
 
-def feed_key(entry) -> tuple:
-    """Newest first by this key; the feed lists the first FEED_SIZE."""
-    return entry.reviewed, entry.published, entry.id
+def feed_key(reviewed: str, published: str, entry_id: str) -> tuple[str, str, str]:
+    """What orders the feed, newest first (the dates in ISO form, which sort as dates do)."""
+    return reviewed, published, entry_id
+
+
+def newest(keys: dict[str, tuple[str, str, str]]) -> list[str]:
+    """The ids the feed lists, newest first, from each entry's `feed_key`."""
+    return sorted(keys, key=keys.__getitem__, reverse=True)[:FEED_SIZE]
 
 
 def atom(config: SiteConfig, loaded_entries) -> bytes:
     """The feed of the FEED_SIZE newest of `loaded_entries` (all of them, or at least those)."""
     base = config.base_url
-    entries = sorted(loaded_entries, key=lambda e: feed_key(e.entry), reverse=True)[:FEED_SIZE]
+    by_id = {e.entry.id: e for e in loaded_entries}
+    entries = [by_id[i] for i in newest({i: feed_key(e.entry.reviewed.isoformat(), e.entry.published.isoformat(), i)
+                                          for i, e in by_id.items()})]
     updated = max((e.entry.reviewed for e in entries), default=None)
     stamp = f"{updated.isoformat()}T00:00:00Z" if updated else "1970-01-01T00:00:00Z"
     out = ['<?xml version="1.0" encoding="utf-8"?>',

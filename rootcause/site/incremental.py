@@ -506,7 +506,7 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
 
     from ..entries.study import load_study
     from .content import load_content
-    from .feeds import FEED_SIZE, atom, sitemap
+    from .feeds import atom, feed_key, newest, sitemap
 
     asset_names, _files = collect_assets(root, config)
     asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signature_file).hexdigest()[:10]}"
@@ -559,14 +559,11 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
     if cards_changed:
         every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + new_plan
         files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
-    newest = {}
-    for entry_id, row in old_entries.items():
-        newest[entry_id] = (row[3], row[4], entry_id)
-    old_top = set(sorted(newest, key=newest.get, reverse=True)[:FEED_SIZE])
+    keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
+    old_top = set(newest(keys))
     for entry_id, loaded in fresh.items():
-        e = loaded.entry
-        newest[entry_id] = (e.reviewed.isoformat(), e.published.isoformat(), entry_id)
-    top = sorted(newest, key=newest.get, reverse=True)[:FEED_SIZE]
+        keys[entry_id] = feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(), entry_id)
+    top = newest(keys)
     if (old_top | set(top)) & set(fresh):
         files["feed.xml"] = atom(config, [fresh[i] if i in fresh else old_loaded(i) for i in top])
     return rendered
