@@ -59,6 +59,13 @@ def add_log_line(path: Path, line: str) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+def add_signature(project: Path, pattern: str, example: str, assembled: str) -> None:
+    """Give nccl-topo-xml-missing-attribute a first signature `pattern` with a one-line example."""
+    edit(entry(project, "nccl-topo-xml-missing-attribute"), "\nsignatures:\n",
+         f'\nsignatures:\n  - pattern: "{pattern}"\n    source: a test\n    examples:\n      - log: |\n'
+         f"          {example}\n        assembled: {assembled}\n")
+
+
 OOM_LINE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity "
             "of 31.47 GiB of which 12.73 GiB is free.")
 
@@ -155,11 +162,9 @@ def test_a_changed_example_that_another_signature_matches(project: Path):
 def test_a_changed_signature_that_matches_another_example(project: Path):
     """E035 the other way: an unchanged entry's example matches the changed signature (whose own
     example the other entry's signature does not match)."""
-    edit(entry(project, "nccl-topo-xml-missing-attribute"), "\nsignatures:\n",
-         '\nsignatures:\n  - pattern: "Tried to allocate {float} GiB. GPU {int} has a total capacity"\n'
-         "    source: a test\n    examples:\n      - log: |\n"
-         "          Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 8.00 GiB\n"
-         "        assembled: torch c10/cuda/CUDACachingAllocator.cpp, a test\n")
+    add_signature(project, "Tried to allocate {float} GiB. GPU {int} has a total capacity",
+                  "Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 8.00 GiB",
+                  "torch c10/cuda/CUDACachingAllocator.cpp, a test")
     with pytest.raises(RootcauseError) as raised:
         build(project, progress=False)
     assert raised.value.diagnostics == cold_check(project)
@@ -201,11 +206,8 @@ def test_a_site_changed_by_hand_is_built_again(project: Path):
 
 def test_a_changed_signature_that_matches_a_healthy_log(project: Path):
     """E036: a changed signature fires on a log of a run that did not fail."""
-    edit(entry(project, "nccl-topo-xml-missing-attribute"), "\nsignatures:\n",
-         '\nsignatures:\n  - pattern: "cuda available: False | gloo: {word}"\n'
-         "    source: a test\n    examples:\n      - log: |\n"
-         "          torch 2.13.0+cpu | cuda available: False | gloo: True\n"
-         "        assembled: torch torch/cuda/__init__.py, a test of the healthy-log check\n")
+    add_signature(project, "cuda available: False | gloo: {word}", "torch 2.13.0+cpu | cuda available: False | gloo: True",
+                  "torch torch/cuda/__init__.py, a test of the healthy-log check")
     with pytest.raises(RootcauseError) as raised:
         build(project, progress=False)
     assert raised.value.diagnostics == cold_check(project)
