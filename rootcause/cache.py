@@ -18,7 +18,11 @@ and it is used only when it is both whole and fresh.
   fresh when every hash is the stored one and no input was added or removed.
 
 Files are written to a temporary name in the cache folder and renamed into place, so a reader
-sees a whole old file or a whole new one. The folder must be a real folder of the project (a
+sees a whole old file or a whole new one. A large section lives beside the file instead, in
+`sections/<its SHA-256>`, where the next file can refer to it again (`CacheFile.kept`) without
+writing or hashing it: a rebuild that changed a few records of a site model writes those, not the
+model. A reader opens every section it refers to with its header, so a section pruned later
+(none of the cache files names it any more) stays readable to it. The folder must be a real folder of the project (a
 symbolic link there is neither read nor written through) and carries its own `.gitignore` and
 `CACHEDIR.TAG`, so that neither git nor backup tools pick it up in a project whose .gitignore
 lacks it. A project folder that cannot be written simply goes without a cache.
@@ -31,6 +35,7 @@ import json
 import os
 import secrets
 import stat
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -140,10 +145,10 @@ class Inputs:
         text = repr((self.folders, list(self.stats.items())))
         return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
-    def hashes(self, previous: dict[str, list] | None = None) -> dict[str, str | None]:
+    def hashes(self, previous: dict[str, list] | None = None, read: list[str] | None = None) -> dict[str, str | None]:
         """name → SHA-256 of the file's bytes (None for a folder, a missing or an unreadable file).
         `previous` ({name: [stat key, hash]}, from an earlier cache file) spares reading the files
-        whose stat key is unchanged."""
+        whose stat key is unchanged; `read` gets the names of the files read and hashed."""
         previous = previous or {}
         result = {}
         for name, key in self.stats.items():
@@ -154,7 +159,13 @@ class Inputs:
                 result[name] = None
             else:
                 result[name] = file_hash(self.path(name))
+                if read is not None:
+                    read.append(name)
         return result
+
+    def unchanged(self, names: list[str]) -> bool:
+        """Do these inputs still have the stat keys taken?"""
+        return all(stat_key(self.path(name)) == self.stats[name] for name in names)
 
     def record(self, hashes: dict[str, str | None]) -> dict[str, list]:
         """{name: [stat key, hash]}: what a cache file stores of its inputs."""
@@ -204,14 +215,20 @@ def still_fresh(recorded: dict[str, list], now: Inputs) -> bool:
 
 
 # -- cache files ----------------------------------------------------------------------------------------
+SHARED = "sections"         # the folder of sections stored beside the files that name them
+SHARE_BYTES = 64 << 10      # sections at least this long are stored there
+PRUNE_AFTER_S = 120         # a shared section no file names is removed once it is this old
+
+
 class CacheFile:
     """An open cache file: its header, and its sections read (and verified) on first use. The
-    file stays open, so a writer replacing it meanwhile changes nothing for this reader."""
+    file and the shared sections it names stay open, so a writer replacing or pruning them
+    meanwhile changes nothing for this reader."""
 
-    def __init__(self, fd: int, header: dict, layout: dict[str, tuple[int, int, str]]):
+    def __init__(self, fd: int, header: dict, layout: dict[str, tuple[int, int, int, str, bool]]):
         self._fd = fd
         self.header = header
-        self._layout = layout
+        self._layout = layout   # name → (fd, offset, length, SHA-256, shared)
         self._read: dict[str, bytes] = {}
         per_record = header.get("per_record")
         self._per_record = set(per_record) if isinstance(per_record, list) else set()
@@ -227,9 +244,9 @@ class CacheFile:
             return self._read[name]
         if name not in self._layout or self._fd < 0:
             return None
-        offset, length, digest = self._layout[name]
+        fd, offset, length, digest, _shared = self._layout[name]
         try:
-            body = os.pread(self._fd, length, offset)
+            body = os.pread(fd, length, offset)
         except OSError:
             return None
         if verify is None:
@@ -238,6 +255,13 @@ class CacheFile:
             return None
         self._read[name] = body
         return body
+
+    def kept(self, name: str) -> Kept | None:
+        """The section as it is, for `write_cache` to store again without hashing it (and, when it
+        is shared, without writing it); None if this file has no such section."""
+        if name not in self._layout or self._fd < 0:
+            return None
+        return Kept(self, name)
 
     def verify(self) -> bool:
         """Is every section whole (records sections included)? For a reader that cannot start
@@ -250,6 +274,9 @@ class CacheFile:
 
     def close(self) -> None:
         if self._fd >= 0:
+            for fd, *_rest in self._layout.values():
+                if fd != self._fd:
+                    os.close(fd)
             os.close(self._fd)
             self._fd = -1
 
@@ -257,9 +284,33 @@ class CacheFile:
         self.close()
 
 
+def bucket_count(rows: int, per_bucket: int = 128, most: int = 64) -> int:
+    """How many sections a file cuts `rows` rows into (`bucket`): enough that a change to a few
+    rows rewrites a small part of the file, few enough that a reader opens a handful of files."""
+    return max(1, min(most, rows // per_bucket))
+
+
+def bucket(key: str, count: int) -> int:
+    """The section of `count` that the row `key` (an entry's id, a file's path) is kept in."""
+    return zlib.crc32(key.encode("utf-8")) % count
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A section of an open cache file, passed to `write_cache` to be stored unchanged."""
+
+    source: CacheFile
+    name: str
+
+
+def _is_digest(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
 def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
     """The cache file `name`, or None if it is missing, not a regular file in a real cache
-    folder, of another kind or format, or not whole (its sections do not add up to its size)."""
+    folder, of another kind or format, or not whole (its sections do not add up to its size, or a
+    shared section it names is missing or of another length)."""
     folder = cache_folder(root)
     try:
         if not stat.S_ISDIR(os.lstat(folder).st_mode):
@@ -267,6 +318,8 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
         fd = os.open(folder / name, _OPEN_FLAGS)
     except OSError:
         return None
+    opened: list[int] = []
+    shared_folder = -1
     try:
         size = os.fstat(fd)
         if not stat.S_ISREG(size.st_mode) or size.st_size > MAX_CACHE_BYTES:
@@ -278,58 +331,138 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
         header = json.loads(head[len(MAGIC):end])
         if not isinstance(header, dict) or header.get("kind") != kind or not isinstance(header.get("sections"), list):
             raise ValueError
-        layout: dict[str, tuple[int, int, str]] = {}
+        layout: dict[str, tuple[int, int, int, str, bool]] = {}
         offset = end + 1
         for item in header["sections"]:
-            if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)
-                    and isinstance(item[1], int) and not isinstance(item[1], bool) and item[1] >= 0
-                    and isinstance(item[2], str)):
+            if not (isinstance(item, list) and len(item) in (3, 4) and isinstance(item[0], str)
+                    and isinstance(item[1], int) and not isinstance(item[1], bool) and 0 <= item[1] <= MAX_CACHE_BYTES
+                    and isinstance(item[2], str) and (len(item) == 3 or item[3] == "shared")):
                 raise ValueError
-            layout[item[0]] = (offset, item[1], item[2])
-            offset += item[1]
+            if len(item) == 3:
+                layout[item[0]] = (fd, offset, item[1], item[2], False)
+                offset += item[1]
+                continue
+            if not _is_digest(item[2]):
+                raise ValueError
+            if shared_folder < 0:   # never through a link, the folder's neither
+                shared_folder = os.open(folder / SHARED, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) |
+                                        getattr(os, "O_CLOEXEC", 0))
+            shared = os.open(item[2], _OPEN_FLAGS, dir_fd=shared_folder)
+            opened.append(shared)
+            found = os.fstat(shared)
+            if not stat.S_ISREG(found.st_mode) or found.st_size != item[1]:
+                raise ValueError
+            layout[item[0]] = (shared, 0, item[1], item[2], True)
         if offset != size.st_size:
             raise ValueError
     except (OSError, ValueError, RecursionError):
+        for other in opened:
+            os.close(other)
         os.close(fd)
         return None
+    finally:
+        if shared_folder >= 0:
+            os.close(shared_folder)
     return CacheFile(fd, header, layout)
 
 
-def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[str, bytes],
+def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[str, bytes | Kept],
                 per_record: tuple[str, ...] = ()) -> bool:
     """Write a cache file atomically; False (and nothing written) when the project cannot hold
     one. The sections named in `per_record` are hashed only by `CacheFile.verify`: their reader
-    checks each record it reads."""
+    checks each record it reads. A section given as `Kept` is stored as its file has it, neither
+    hashed again nor, if it is shared, written again; any other section of `SHARE_BYTES` or
+    more is written to `sections/`. Then the shared sections no cache file names are pruned."""
     folder = cache_folder(root)
-    body = dict(header, kind=kind, per_record=list(per_record),
-                sections=[[key, len(value), hashlib.sha256(value).hexdigest()] for key, value in sections.items()])
-    head = json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode()
-    if len(head) >= MAX_HEADER_BYTES:
+    if not _real_folder(folder, create=True):
         return False
+    shared_folder = folder / SHARED
+    items: list[list] = []
+    inline: list[bytes] = []
     try:
-        try:
-            os.mkdir(folder)
-            for marker, text in ((".gitignore", b"# rootcause's cache: never committed\n*\n"), ("CACHEDIR.TAG", _TAG)):
-                (folder / marker).write_bytes(text)
-        except FileExistsError:
-            pass
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+        for key, value in sections.items():
+            if isinstance(value, Kept):
+                if value.source._fd < 0:   # closed: its descriptors may be other files' by now
+                    return False
+                fd, offset, length, digest, shared = value.source._layout[value.name]
+                if shared:
+                    os.utime(shared_folder / digest)   # in use again: not pruned meanwhile
+                    items.append([key, length, digest, "shared"])
+                    continue
+                value = os.pread(fd, length, offset)
+                if len(value) != length:
+                    return False
+                items.append([key, length, digest])
+                inline.append(value)
+            elif len(value) >= SHARE_BYTES and _real_folder(shared_folder, create=True):
+                digest = hashlib.sha256(value).hexdigest()
+                _write_atomically(shared_folder, digest, (value,))
+                items.append([key, len(value), digest, "shared"])
+            else:
+                items.append([key, len(value), hashlib.sha256(value).hexdigest()])
+                inline.append(value)
+        head = json.dumps(dict(header, kind=kind, per_record=list(per_record), sections=items),
+                          ensure_ascii=True, separators=(",", ":")).encode()
+        if len(head) >= MAX_HEADER_BYTES:
             return False
-        temporary = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
-                     getattr(os, "O_CLOEXEC", 0), 0o644)   # less the umask, as any file the user writes
-        try:
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(MAGIC + head + b"\n")
-                for value in sections.values():
-                    stream.write(value)
-            os.replace(temporary, folder / name)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        _write_atomically(folder, name, (MAGIC + head + b"\n", *inline))
     except OSError:
         return False
+    _prune_shared(folder)
     return True
+
+
+def _write_atomically(folder: Path, name: str, parts) -> None:
+    temporary = folder / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
+                 getattr(os, "O_CLOEXEC", 0), 0o644)   # less the umask, as any file the user writes
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            for part in parts:
+                stream.write(part)
+        os.replace(temporary, folder / name)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def _prune_shared(folder: Path) -> None:
+    """Remove the shared sections that no cache file in `folder` names and that were neither
+    written nor kept in the last PRUNE_AFTER_S seconds (a build writing its file meanwhile may
+    name them yet); the temporary files of dead writers go too."""
+    import time
+
+    try:
+        with os.scandir(folder / SHARED) as found:
+            candidates = [(e.name, e.stat(follow_symlinks=False).st_mtime) for e in found]
+    except OSError:
+        return
+    if not candidates:
+        return
+    named: set[str] = set()
+    for entry in os.scandir(folder):
+        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, _OPEN_FLAGS)
+            try:
+                head = os.pread(fd, len(MAGIC) + MAX_HEADER_BYTES, 0)
+            finally:
+                os.close(fd)
+            end = head.find(b"\n", len(MAGIC))
+            if head.startswith(MAGIC) and end > 0:
+                for item in json.loads(head[len(MAGIC):end]).get("sections", []):
+                    if isinstance(item, list) and len(item) == 4 and isinstance(item[2], str):
+                        named.add(item[2])
+        except (OSError, ValueError, AttributeError, RecursionError):
+            continue
+    old = time.time() - PRUNE_AFTER_S
+    for name, mtime in candidates:
+        if name not in named and mtime < old:
+            try:
+                os.unlink(folder / SHARED / name)
+            except OSError:
+                pass
 
 
 # -- records by key (the build cache) ----------------------------------------------------------------

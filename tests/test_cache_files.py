@@ -1,0 +1,131 @@
+"""Cache files whose large sections are shared (`.rootcause-cache/sections/<SHA-256>`): a later
+file refers to an unchanged section instead of writing it again, a damaged, missing or swapped
+shared section is a miss and never trusted, and sections no file names are pruned, but never
+from under a reader that has the file open."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from cache_helpers import flip_byte, sections
+
+from rootcause import cache
+
+KIND = "rootcause test cache"
+BIG = bytes(range(256)) * 1024            # 256 KiB: stored shared
+SMALL = b'{"a": 1}'                        # stored in the file itself
+
+
+def _write(root: Path, **values) -> bool:
+    return cache.write_cache(root, "test-file", KIND, {"format": 1}, values, per_record=("records",))
+
+
+def _read(root: Path) -> cache.CacheFile | None:
+    return cache.read_cache(root, "test-file", KIND)
+
+
+def _shared(root: Path) -> Path:
+    return root / cache.CACHE_FOLDER / cache.SHARED
+
+
+def test_large_sections_are_shared_and_read_back(tmp_path: Path):
+    assert _write(tmp_path, small=SMALL, big=BIG, records=BIG[::-1])
+    layout = {item[0]: item for item in sections(tmp_path / cache.CACHE_FOLDER / "test-file")}
+    assert len(layout["small"]) == 3 and layout["big"][3:] == ["shared"]
+    assert (_shared(tmp_path) / hashlib.sha256(BIG).hexdigest()).read_bytes() == BIG
+    read = _read(tmp_path)
+    assert (read.section("small"), read.section("big"), read.section("records")) == (SMALL, BIG, BIG[::-1])
+    assert read.verify()
+    read.close()
+
+
+def test_a_kept_section_is_neither_written_nor_hashed_again(tmp_path: Path, monkeypatch):
+    assert _write(tmp_path, small=SMALL, big=BIG, records=BIG[::-1])
+    shared = _shared(tmp_path) / hashlib.sha256(BIG).hexdigest()
+    inode = shared.stat().st_ino
+    old = _read(tmp_path)
+    hashed = []
+    real = hashlib.sha256
+    monkeypatch.setattr(cache.hashlib, "sha256", lambda data=b"": hashed.append(len(data)) or real(data))
+    assert _write(tmp_path, small=old.kept("small"), big=old.kept("big"), records=b"new records" * 10000)
+    old.close()
+    assert hashed == [len(b"new records" * 10000)]    # only the new section was hashed
+    assert shared.stat().st_ino == inode             # and the kept one not written again
+    read = _read(tmp_path)
+    assert (read.section("small"), read.section("big")) == (SMALL, BIG)
+    read.close()
+
+
+def test_a_closed_file_is_not_kept_from(tmp_path: Path):
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    old = _read(tmp_path)
+    kept = old.kept("small")
+    old.close()   # its descriptor may be another file's by now
+    assert not _write(tmp_path, small=kept, big=BIG)
+    assert _read(tmp_path).section("small") == SMALL   # the last whole file is still there
+
+
+@pytest.mark.parametrize("how", ["flipped byte", "missing", "cut short", "longer", "a link", "folder a link"])
+def test_a_damaged_shared_section_is_never_trusted(tmp_path: Path, how: str):
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    path = tmp_path / cache.CACHE_FOLDER / "test-file"
+    shared = _shared(tmp_path) / hashlib.sha256(BIG).hexdigest()
+    if how == "flipped byte":
+        assert flip_byte(path, "big") == shared
+        read = _read(tmp_path)
+        assert read.section("small") == SMALL and read.section("big") is None and not read.verify()
+        return
+    if how == "missing":
+        shared.unlink()
+    elif how == "cut short":
+        shared.write_bytes(BIG[:-1])
+    elif how == "longer":
+        shared.write_bytes(BIG + b"x")
+    elif how == "a link":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.write_bytes(BIG)
+        shared.unlink()
+        shared.symlink_to(elsewhere)
+    elif how == "folder a link":
+        moved = tmp_path / "moved"
+        _shared(tmp_path).rename(moved)
+        _shared(tmp_path).symlink_to(moved)
+    assert _read(tmp_path) is None
+
+
+def test_unnamed_shared_sections_are_pruned_but_not_from_an_open_reader(tmp_path: Path, monkeypatch):
+    other = BIG[::-1]
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    reader = _read(tmp_path)
+    shared = _shared(tmp_path) / hashlib.sha256(BIG).hexdigest()
+    assert _write(tmp_path, small=SMALL, big=other)
+    assert shared.exists()   # unnamed now, but younger than PRUNE_AFTER_S: a writer may name it yet
+    old = shared.stat().st_mtime - cache.PRUNE_AFTER_S - 5
+    os.utime(shared, (old, old))
+    stale_temporary = _shared(tmp_path) / ".leftover.tmp"
+    stale_temporary.write_bytes(b"x")
+    os.utime(stale_temporary, (old, old))
+    assert _write(tmp_path, small=SMALL, big=other)
+    assert not shared.exists() and not stale_temporary.exists()
+    assert (_shared(tmp_path) / hashlib.sha256(other).hexdigest()).exists()   # named: kept
+    assert reader.section("big") == BIG   # the reader opened it with the file
+    reader.close()
+    assert _read(tmp_path).section("big") == other
+
+
+def test_a_kept_shared_section_is_not_pruned_by_another_writer(tmp_path: Path):
+    """Keeping a section marks it used now: a writer that prunes while another one, which kept the
+    section, has not yet renamed its file into place leaves the section for that file."""
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    shared = _shared(tmp_path) / hashlib.sha256(BIG).hexdigest()
+    old = shared.stat().st_mtime - cache.PRUNE_AFTER_S - 5
+    os.utime(shared, (old, old))
+    reader = _read(tmp_path)
+    assert _write(tmp_path, small=SMALL, big=reader.kept("big"))   # kept: marked as used now
+    reader.close()
+    assert _write(tmp_path, small=SMALL, big=BIG[::-1])   # no file names it, and it is pruned later, not now
+    assert shared.exists()
