@@ -127,9 +127,10 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
-            from .incremental import PER_RECORD
+            from .incremental import per_record
 
-            write_manifest(out, root, manifest, stats.pop("model", None), per_record=PER_RECORD)
+            model = stats.pop("model", None)
+            write_manifest(out, root, manifest, model, per_record=per_record(model or ()))
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
 
@@ -217,8 +218,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         index = index_sections(search_files, signatures)
         if project.inputs is not None:   # for `diagnose`, in .rootcause-cache/
             store_sections(root, project.inputs, config.base_url, index)
-        table = index["table"], index["records"]
-        del search_files, related, index
+        del search_files, related
         asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
 
     with timings.stage("render"):
@@ -288,7 +288,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
             from .incremental import model_sections
 
             with timings.stage("index"):
-                stats["model"] = model_sections(project, version, others, keep, parts, table, cards, len(pages))
+                stats["model"] = model_sections(project, version, others, keep, parts, index, cards, len(pages))
     return len(catalog.entries), len(pages)
 
 

@@ -14,9 +14,11 @@ is read only when a log line reaches it (a CRC-32 each); the search files only w
 needs related entries; the list of inputs only when the cheap freshness test fails.
 
 Sections: `inputs` (name → [stat key, SHA-256]), `table`, `records` (one signature per line),
-`entries` (one `[id, row]` per line, the row as in signatures.json), `entry_index`
-(id → [offset, length, CRC-32]), `consequences`, `search_index` (path → [offset, length,
-CRC-32]) and `search` (the site's search files, one after the other).
+`entries.K` (one `[id, row]` per line, the row as in signatures.json, for the ids of bucket K:
+`cache.bucket`), `entry_index` (id → [K, offset, length, CRC-32]), `consequences`,
+`search_index` (path → [K, offset, length, CRC-32]) and `search.K` (the site's search files of
+bucket K, one after the other). Cut into buckets so that a rebuild that changed a few entries
+writes the few sections holding them and keeps the others (`cache.Kept`): `patched_sections`.
 
 What it is keyed by: site.yml, `entries/*.yaml`, the healthy-log folder's files (a healthy log
 can make an entry invalid, E036), the study tables (`open_project` checks them too, E046) and the
@@ -31,7 +33,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..cache import CacheFile, Inputs, content_key, read_cache, still_fresh, write_cache
+from ..cache import CacheFile, Inputs, Kept, bucket, bucket_count, content_key, read_cache, still_fresh, write_cache
 from ..files import relative_path_problem
 from ..matching.anchors import (
     CorruptIndex,  # what a section of a fresh index that turns out damaged raises
@@ -46,9 +48,18 @@ if TYPE_CHECKING:
 
 NAME = "diagnose-index"
 KIND = "rootcause diagnose index"
-FORMAT = 4
-SECTIONS = ("inputs", "table", "records", "entries", "entry_index", "consequences", "search_index", "search")
-PER_RECORD = ("records", "entries", "search")
+FORMAT = 5
+WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
+MAX_BUCKETS = 64
+
+
+def section_names(count: int) -> list[str]:
+    return [*WHOLE, *(f"{kind}.{k}" for kind in ("entries", "search") for k in range(count))]
+
+
+def per_record(names) -> tuple[str, ...]:
+    """The sections whose reader checks each record it reads (a CRC-32 each)."""
+    return tuple(name for name in names if name == "records" or name.startswith(("entries.", "search.")))
 
 
 class DiagnosisIndex:
@@ -94,9 +105,9 @@ class DiagnosisIndex:
         place = self.entry_ids().get(entry_id)
         if place is None:
             return None
-        blob = self._cached.section("entries")
         try:
-            offset, length, check = place
+            k, offset, length, check = place
+            blob = self._cached.section(f"entries.{k}") if isinstance(k, int) else None
             line = blob[offset:offset + length] if blob is not None else None
             if line is None or len(line) != length or zlib.crc32(line) != check:
                 raise CorruptIndex(f"the row of entry '{entry_id[:60]}' fails its checksum")
@@ -111,7 +122,7 @@ class DiagnosisIndex:
         places = self._json("search_index")
         if not isinstance(places, dict):
             raise CorruptIndex("section 'search_index' is not a mapping")
-        return SearchFiles(places, lambda: self._cached.section("search"))
+        return SearchFiles(places, lambda k: self._cached.section(f"search.{k}") if isinstance(k, int) else None)
 
     def search_index(self) -> SearchIndex:
         from .search import SearchIndex
@@ -154,8 +165,11 @@ class SearchFiles(Mapping):
         self._read = read
 
     def __getitem__(self, path: str) -> bytes:
-        offset, length, check = self._places[path]
-        blob = self._read()
+        try:
+            k, offset, length, check = self._places[path]
+        except (TypeError, ValueError):
+            raise CorruptIndex(f"the place of search file {path[:80]} is not one") from None
+        blob = self._read(k)
         body = blob[offset:offset + length] if blob is not None else b""
         if len(body) != length or zlib.crc32(body) != check:
             raise CorruptIndex(f"search file {path[:80]} fails its checksum")
@@ -197,11 +211,17 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
         except (ValueError, RecursionError):
             recorded = None
         old.close()
+    read: list[str] = []
     try:
-        hashes = before.hashes(recorded if isinstance(recorded, dict) else None)
+        hashes = before.hashes(recorded if isinstance(recorded, dict) else None, read)
     except (TypeError, IndexError, KeyError):   # a previous record of another shape: hash everything
-        hashes = before.hashes()
-    if Inputs.take(root, before.folders).stats != before.stats:
+        read = []
+        hashes = before.hashes(None, read)
+    # A file hashed now that changed since its stat key was taken may have been checked as it was
+    # and hashed as it is: its hash would then pass for the content the index was made from. Any
+    # other file that changed since keeps its earlier hash under the stat key taken before, and
+    # the next freshness test finds it changed. (Added or removed files change the listing.)
+    if not before.unchanged(read):
         return None   # an input changed while it was being checked or hashed
     record = before.record(hashes)
     if not _write(root, before, record, base_url, sections):
@@ -209,41 +229,114 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
     return content_key(record)
 
 
-def index_sections(search_files: Mapping[str, bytes], signature_file: bytes | None = None, *,
-                   rows: dict[str, bytes] | None = None, consequences: dict | None = None,
-                   table: tuple[bytes, bytes] | None = None) -> dict[str, bytes]:
-    """The sections of an index, from a site's signatures.json and its search files; or, for a
-    rebuild that knows them, from the entries' rows (as signatures.json has them, by id), the
-    declared consequences and the (table, records) sections of the same signatures, which are
-    then not compiled again."""
+def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> dict[str, bytes]:
+    """The sections of an index (all but `inputs`), from a site's signatures.json and its search files."""
+    data = json.loads(signature_file)
+    table, consequences = table_sections(data), data["consequences"]
+    rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
+    count = bucket_count(len(rows))
+    entries, entry_index = _bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
+    search, search_index = _bucketed(dict(search_files), count, b"")
+    return {"table": table[0], "records": table[1], "entry_index": _dump(entry_index),
+            "consequences": _dump(consequences or {}), "search_index": _dump(search_index),
+            **{f"entries.{k}": body for k, body in entries.items()},
+            **{f"search.{k}": body for k, body in search.items()}}
+
+
+def table_sections(signatures: dict) -> tuple[bytes, bytes]:
+    """The (table, records) sections of the signatures of a parsed signatures.json."""
     from ..matching.anchors import SignatureTable
 
-    if signature_file is not None:
-        data = json.loads(signature_file)
-        table_data, records = SignatureTable.records(data["signatures"])
-        table = (_dump(table_data), records)
-        lines = [(entry_id, _dump([entry_id, row])) for entry_id, row in data["entries"].items()]
-        consequences = data["consequences"]
+    table_data, records = SignatureTable.records(signatures["signatures"])
+    return _dump(table_data), records
+
+
+def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | None], files: dict[str, bytes],
+                     removed: set[str], consequences: dict, table: tuple[bytes, bytes] | None) -> dict:
+    """The sections of an index after a rebuild changed a few entries, from the index's sections
+    as `source` holds them (each named `prefix` + its name; the site model keeps a copy):
+    the entries' new `rows` (as signatures.json has them; None: no signatures), the search files
+    written and `removed`, the declared consequences and the new (table, records), or None when
+    the signatures did not change. The buckets nothing changed in are `cache.Kept`."""
+    def json_of(name: str):
+        data = source.section(prefix + name)
+        if data is None:
+            raise CorruptIndex(f"section '{name}' fails its checksum")
+        return json.loads(data)
+
+    entry_index, search_index = json_of("entry_index"), json_of("search_index")
+    count = _count(source, prefix)
+    sections: dict = {"consequences": _dump(consequences)}
+    if table is None:
+        sections["table"], sections["records"] = source.kept(prefix + "table"), source.kept(prefix + "records")
     else:
-        assert rows is not None and table is not None
-        lines = [(entry_id, b'["' + entry_id.encode() + b'",' + row + b"]") for entry_id, row in sorted(rows.items())]
-    entry_index, offset = {}, 0
-    for entry_id, line in lines:
-        entry_index[entry_id] = [offset, len(line), zlib.crc32(line)]
-        offset += len(line) + 1
-    search_index, offset = {}, 0
-    for path, body in sorted(search_files.items()):
-        search_index[path] = [offset, len(body), zlib.crc32(body)]
-        offset += len(body)
-    return {"table": table[0], "records": table[1], "entries": b"\n".join(line for _i, line in lines),
-            "entry_index": _dump(entry_index), "consequences": _dump(consequences or {}),
-            "search_index": _dump(search_index), "search": b"".join(body for _p, body in sorted(search_files.items()))}
+        sections["table"], sections["records"] = table
+    for kind, index_name, places, new, gone, join in (
+            ("entries", "entry_index", entry_index,
+             {i: _entry_line(i, row) for i, row in rows.items() if row is not None},
+             {i for i, row in rows.items() if row is None}, b"\n"),
+            ("search", "search_index", search_index, files, removed, b"")):
+        touched = {bucket(key, count) for key in (*new, *gone)}
+        lines = {}
+        for key, (k, offset, length, check) in places.items():
+            if k in touched and key not in new and key not in gone:
+                blob = source.section(f"{prefix}{kind}.{k}", verify=False)
+                line = blob[offset:offset + length] if blob is not None else b""
+                if len(line) != length or zlib.crc32(line) != check:
+                    raise CorruptIndex(f"a record of section '{kind}.{k}' fails its checksum")
+                lines[key] = line
+        lines.update(new)
+        bodies, moved = _bucketed(lines, count, join, touched)
+        for key in [key for key, place in places.items() if place[0] in touched]:
+            del places[key]
+        places.update(moved)
+        sections[index_name] = _dump(dict(sorted(places.items())))
+        for k in range(count):
+            sections[f"{kind}.{k}"] = bodies[k] if k in touched else source.kept(f"{prefix}{kind}.{k}")
+    if any(value is None for value in sections.values()):
+        raise CorruptIndex("a section of the index is missing")
+    return {name: sections[name] for name in section_names(count) if name != "inputs"}
+
+
+def index_buckets(sections) -> int:
+    """How many buckets the index with these sections (by name) cuts its entries and search files into."""
+    return sum(1 for name in sections if name.startswith("entries."))
+
+
+def _count(source: CacheFile, prefix: str) -> int:
+    count = 0
+    while f"{prefix}entries.{count}" in source:
+        count += 1
+    if not 1 <= count <= MAX_BUCKETS:
+        raise CorruptIndex("the index has no entries sections")
+    return count
+
+
+def _entry_line(entry_id: str, row: bytes) -> bytes:
+    return b'["' + entry_id.encode() + b'",' + row + b"]"
+
+
+def _bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int] | None = None) -> tuple[dict, dict]:
+    """Records cut into `count` bucket bodies (only those in `only`), in the order of their keys,
+    joined by `join`; and their places: key → [bucket, offset, length, CRC-32]."""
+    split: dict[int, list[str]] = {}
+    for key in sorted(records):
+        split.setdefault(bucket(key, count), []).append(key)
+    bodies, places = {}, {}
+    for k in range(count) if only is None else sorted(only):
+        offset = 0
+        for key in split.get(k, []):
+            body = records[key]
+            places[key] = [k, offset, len(body), zlib.crc32(body)]
+            offset += len(body) + len(join)
+        bodies[k] = join.join(records[key] for key in split.get(k, []))
+    return bodies, dict(sorted(places.items()))
 
 
 def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes]) -> bool:
     header = {"format": FORMAT, "stat_digest": inputs.digest(), "key": content_key(record),
               "base_url": base_url, "folders": inputs.folders}
-    return write_cache(root, NAME, KIND, header, {"inputs": _dump(record), **sections}, per_record=PER_RECORD)
+    return write_cache(root, NAME, KIND, header, {"inputs": _dump(record), **sections}, per_record=per_record(sections))
 
 
 def _dump(value) -> bytes:
@@ -272,11 +365,16 @@ def load(root: Path) -> DiagnosisIndex | None:
         return None
     header = cached.header
     folders = header.get("folders")
+    try:
+        count = _count(cached, "")
+    except CorruptIndex:
+        cached.close()
+        return None
     if header.get("format") != FORMAT or not isinstance(header.get("base_url"), str) or \
             not isinstance(folders, list) or not all(
                 isinstance(f, list) and len(f) == 2 and all(isinstance(p, str) for p in f)
                 and relative_path_problem(f[0]) is None for f in folders) or \
-            not all(name in cached for name in SECTIONS):
+            not all(name in cached for name in section_names(count)):
         cached.close()
         return None
     now = Inputs.take(root, folders)
@@ -291,8 +389,7 @@ def load(root: Path) -> DiagnosisIndex | None:
             return None
         # the same content under new stat keys (a checkout, a touch): store them, so that the
         # next call takes the cheap path again
-        sections = {name: cached.section(name) for name in SECTIONS if name != "inputs"}
-        if all(body is not None for body in sections.values()):
-            _write(root, now, now.record({name: value[1] for name, value in record.items()}), header["base_url"],
-                   sections)  # type: ignore[arg-type]
+        sections = {name: cached.kept(name) for name in section_names(count) if name != "inputs"}
+        _write(root, now, now.record({name: value[1] for name, value in record.items()}), header["base_url"],
+               sections)  # type: ignore[arg-type]
     return DiagnosisIndex(cached)

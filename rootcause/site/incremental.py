@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import Inputs, RecordStore, input_folders
+from ..cache import Inputs, RecordStore, bucket, bucket_count, input_folders
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -38,6 +38,8 @@ from ..files import Refused, read_regular
 from ..located_yaml import MAX_FILE_BYTES
 from ..matching.anchors import CorruptIndex
 from ..matching.signatures import find_matches, parse_text
+from . import diagnosis_index
+from .diagnosis_index import index_buckets, patched_sections, store_sections, table_sections
 from .render import Card, Page, Renderer, aggregate_pages, diagnose_page, entry_page
 from .search import (
     MANIFEST,
@@ -46,6 +48,7 @@ from .search import (
     consequences_of,
     doc_row,
     doc_shard,
+    is_search_file,
     manifest_file,
     search_key,
     shard_path,
@@ -56,12 +59,27 @@ from .search import DOCS_PER_SHARD
 from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
-FORMAT = 1
+FORMAT = 2
 #: more changed entries than this: the full build (with the build cache) is about as quick
 MAX_CHANGED = 16
-PER_RECORD = ("weights", "records")
-SECTIONS = ("state", "model", "entries", "cards", "related", "weights", "weights_index", "table", "records", "examples",
-            "sigparts")
+#: the model's rows by entry (and its weights by group) are cut into sections (`cache.bucket`),
+#: so that a rebuild writes (and hashes) the few its change touched and keeps the others as they are
+MAX_BUCKETS = 64
+BY_ENTRY = ("entries", "cards", "related", "examples", "sigparts")
+WHOLE = ("model", "weights_index")
+INDEX = "index."   # the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)
+
+
+def section_names(model: dict) -> list[str]:
+    """The model's sections: its own, by `model["buckets"]`, and the diagnosis index's."""
+    return [*WHOLE, *(f"{kind}.{k}" for kind in (*BY_ENTRY, "weights") for k in range(model["buckets"])),
+            *(INDEX + name for name in diagnosis_index.section_names(model["index_buckets"]) if name != "inputs")]
+
+
+def per_record(names) -> tuple[str, ...]:
+    """The sections whose reader checks each record it uses (a CRC-32 each) instead of the whole."""
+    of_index = diagnosis_index.per_record([name[len(INDEX):] for name in names if name.startswith(INDEX)])
+    return tuple(name for name in names if name.startswith("weights.")) + tuple(INDEX + name for name in of_index)
 
 
 @dataclass
@@ -96,33 +114,70 @@ def _lines(records: list[tuple[str, bytes]]) -> tuple[bytes, dict[str, list[int]
     return b"\n".join(body), index
 
 
+def _weight_line(group: str, tokens: dict[str, dict[int, float]]) -> bytes:
+    """A weight group as one line, tokens and entry numbers in order: the same line whichever
+    order a rebuild added them in."""
+    return _dump([group, {t: [x for pair in sorted(tokens[t].items()) for x in pair] for t in sorted(tokens)}])
+
+
+def _weight_sections(lines: dict[str, bytes], count: int, only: set[int] | None = None) -> tuple[dict, dict]:
+    """The weight sections (`weights.K`, one line per group) of the buckets in `only` (all by
+    default), and their part of the index: group → [bucket, offset, length, CRC-32]."""
+    split: dict[int, list[tuple[str, bytes]]] = {}
+    for group in sorted(lines):
+        split.setdefault(bucket(group, count), []).append((group, lines[group]))
+    sections, index = {}, {}
+    for k in range(count) if only is None else sorted(only):
+        body, places = _lines(split.get(k, []))
+        sections[f"weights.{k}"] = body
+        index.update({group: [k, *place] for group, place in places.items()})
+    return sections, index
+
+
+def _entry_sections(rows: dict[str, dict], count: int, only: set[int] | None = None) -> dict[str, bytes]:
+    """The sections of the rows kept by entry (`rows`: kind → id → row) for the buckets in `only`."""
+    split: dict[int, list[str]] = {}
+    for entry_id in sorted(rows["entries"]):
+        split.setdefault(bucket(entry_id, count), []).append(entry_id)
+    sections = {}
+    for k in range(count) if only is None else sorted(only):
+        ids = split.get(k, [])
+        for kind in ("entries", "cards", "related"):
+            sections[f"{kind}.{k}"] = _dump({i: rows[kind][i] for i in ids})
+        sections[f"examples.{k}"] = b"\n".join(rows["examples"][i] for i in ids)
+        sections[f"sigparts.{k}"] = b"\n".join(i.encode() + b"\t" + rows["sigparts"][i][0] + b"\t" +
+                                               (rows["sigparts"][i][1] or b"") for i in ids)
+    return sections
+
+
 # -- what a full build leaves ---------------------------------------------------------------------
-def model_sections(project, version: str, others: str, keep: dict, parts: dict, table: tuple[bytes, bytes],
+def model_sections(project, version: str, others: str, keep: dict, parts: dict, index: dict[str, bytes],
                    cards: dict[str, Card], pages: int) -> dict[str, bytes]:
     """The site model's sections, from a full build's catalog and what its index stage kept
     (`keep`: `build_search_files`'s order, weights and shard names; `parts`: `signature_parts` by
-    id; `table`: the diagnosis index's signature table and records, a copy the model owns, so that
-    an index stored meanwhile by `check` or `diagnose` changes nothing here; `cards`: by id)."""
+    id; `index`: the sections of the diagnosis index it stored, a copy the model owns, so that an
+    index stored meanwhile by `check` or `diagnose` changes nothing here: the rebuild patches this
+    copy, and the index's shared sections are the same files; `cards`: by id)."""
     catalog = project.catalog
     stats = project.inputs.stats if project.inputs is not None else {}
-    entries, card_rows, related, examples = {}, {}, {}, []
+    rows: dict[str, dict] = {kind: {} for kind in BY_ENTRY}
     for entry_id, loaded in catalog.entries.items():
         e = loaded.entry
         key = stats.get(loaded.path)
-        entries[entry_id] = [loaded.path, list(key) if key else None, loaded.source_key,
-                             e.reviewed.isoformat(), e.published.isoformat()]
-        card_rows[entry_id] = _card_data(cards[entry_id])
-        related[entry_id] = [[r.id, r.relation] for r in e.related]
-        examples.append((entry_id, _dump([entry_id, catalog.example_lines.get(entry_id, "")])))
-    weights, weights_index = _lines([(group, _dump([group, {t: [x for pair in docs.items() for x in pair]
-                                                            for t, docs in tokens.items()}]))
-                                     for group, tokens in sorted(keep["weights"].items())])
+        rows["entries"][entry_id] = [loaded.path, list(key) if key else None, loaded.source_key,
+                                     e.reviewed.isoformat(), e.published.isoformat()]
+        rows["cards"][entry_id] = _card_data(cards[entry_id])
+        rows["related"][entry_id] = [[r.id, r.relation] for r in e.related]
+        rows["examples"][entry_id] = _dump([entry_id, catalog.example_lines.get(entry_id, "")])
+        rows["sigparts"][entry_id] = parts[entry_id]
+    count = bucket_count(len(catalog.entries))
+    weights, weights_index = _weight_sections({group: _weight_line(group, tokens)
+                                               for group, tokens in keep["weights"].items()}, count)
     model = {"format": FORMAT, "version": version, "others": others, "config": config_key(catalog.config),
-             "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages}
-    return {"model": _dump(model), "entries": _dump(entries), "cards": _dump(card_rows), "related": _dump(related),
-            "weights": weights, "weights_index": _dump(weights_index), "table": table[0], "records": table[1],
-            "examples": b"\n".join(line for _i, line in examples),
-            "sigparts": b"\n".join(i.encode() + b"\t" + sigs + b"\t" + (row or b"") for i, (sigs, row) in sorted(parts.items()))}
+             "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages,
+             "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index)}
+    return {"model": _dump(model), "weights_index": _dump(dict(sorted(weights_index.items()))),
+            **_entry_sections(rows, count), **weights, **{INDEX + name: body for name, body in index.items()}}
 
 
 # -- the rebuild ----------------------------------------------------------------------------------
@@ -160,6 +215,29 @@ def _json(state, name: str):
         raise _Fallback(f"section {name} is not JSON") from None
 
 
+def _by_entry(state, model: dict, kind: str) -> dict:
+    """Every entry's row of one kind, in the catalog's order (the order a full build has them in)."""
+    merged: dict = {}
+    for k in range(model["buckets"]):
+        part = _json(state, f"{kind}.{k}")
+        if not isinstance(part, dict):
+            raise _Fallback(f"section {kind}.{k} is not a mapping")
+        merged.update(part)
+    if len(merged) != len(model["ids"]):
+        raise _Fallback(f"the {kind} rows are not the model's entries")
+    return {entry_id: merged[entry_id] for entry_id in model["ids"]}
+
+
+def _kept(state, names) -> dict:
+    """The sections named, as the state file has them (written again by reference)."""
+    sections = {}
+    for name in names:
+        sections[name] = state.kept(name)
+        if sections[name] is None:
+            raise _Fallback(f"section {name} missing")
+    return sections
+
+
 def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timings=None,
             seen: dict | None = None) -> Outcome | None:
     """Rebuild `out` for the entry files changed since the last build, or None when only a
@@ -195,11 +273,12 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         manifest = _json(state, "state")
         version = build_version()
         if not isinstance(model, dict) or model.get("format") != FORMAT or model.get("version") != version or \
-                model.get("others") != others or \
-                model.get("config") != config_key(config):
+                model.get("others") != others or model.get("config") != config_key(config) or \
+                not all(isinstance(model.get(name), int) and 1 <= model[name] <= MAX_BUCKETS
+                        for name in ("buckets", "index_buckets")) or not isinstance(model.get("ids"), list):
             return None
         now = Inputs.take(root, input_folders(config), taken=seen)   # taken before any entry was read
-        old_entries = _json(state, "entries")
+        old_entries = _by_entry(state, model, "entries")
         by_path = {row[0]: entry_id for entry_id, row in old_entries.items()}
         present = {name for name in now.stats if name.startswith("entries/") and name != "entries/"}
         if present != set(by_path):
@@ -253,30 +332,33 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             for entry_id in changed:
                 stat = now.stats[old_entries[entry_id][0]]
                 old_entries[entry_id][1] = list(stat) if stat else None
-            sections = {name: state.section(name, verify=name not in PER_RECORD) for name in SECTIONS if name != "state"}
-            if any(body is None for body in sections.values()):
-                return None
-            sections["entries"] = _dump(old_entries)
-            write_manifest(out, root, {**manifest, "inputs": fingerprint}, sections, per_record=PER_RECORD)
+            names = section_names(model)
+            touched = {f"entries.{bucket(entry_id, model['buckets'])}" for entry_id in changed}
+            sections = _kept(state, [name for name in names if name not in touched])
+            for name in touched:
+                k = int(name.rsplit(".", 1)[1])
+                sections[name] = _dump({i: row for i, row in old_entries.items() if bucket(i, model["buckets"]) == k})
+            write_manifest(out, root, {**manifest, "inputs": fingerprint}, {name: sections[name] for name in names},
+                           per_record=per_record(names))
         return Outcome(len(old_entries), model["pages"], len(manifest["files"]), 0, 0, 0)
 
-    related = {entry_id: [tuple(link) for link in links] for entry_id, links in _json(state, "related").items()}
+    related = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
     with timings.stage("cross-check"):
         for entry_id, loaded in fresh.items():
             related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
             if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
                 return None
-        if fresh and (_collides(state, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
+        if fresh and (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
             return None
 
     files: dict[str, bytes] = {}
     removed: set[str] = set()
     with timings.stage("index"):
-        old_cards = {entry_id: _card(data) for entry_id, data in _json(state, "cards").items()}
+        old_cards = {entry_id: _card(data) for entry_id, data in _by_entry(state, model, "cards").items()}
         cards = dict(old_cards)
         for entry_id, loaded in fresh.items():
             cards[entry_id] = Card.of(loaded)
-        parts = _sigparts(state)
+        parts = _sigparts(state, model)
         same_signatures = True
         for entry_id, loaded in fresh.items():
             new_parts = signature_parts(loaded)
@@ -296,24 +378,12 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         removed |= gone
 
     with timings.stage("index"):
-        from .diagnosis_index import index_sections, store_sections
-
-        search = {}
-        for path, digest in manifest["files"].items():
-            if path.startswith("search/") and path != SIGNATURES and path not in removed:
-                body = (out / path).read_bytes()
-                if file_digest(body) != digest:
-                    return None
-                search[path] = body
-        search.update({path: body for path, body in files.items() if path.startswith("search/") and path != SIGNATURES})
-        if same_signatures:
-            index = index_sections(search, rows={i: row for i, (_s, row) in parts.items() if row is not None},
-                                   consequences=consequences, table=(_section(state, "table"), _section(state, "records")))
-        else:
-            index = index_sections(search, signature_file)
+        index = patched_sections(
+            state, INDEX, rows={i: parts[i][1] for i in fresh},
+            files={path: body for path, body in files.items() if is_search_file(path)},
+            removed={path for path in removed if is_search_file(path)}, consequences=consequences,
+            table=None if same_signatures else table_sections(json.loads(signature_file)))
         store_sections(root, now, config.base_url, index)
-        table = index["table"], index["records"]
-        del index, search
 
     with timings.stage("write"):
         changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != file_digest(body)}
@@ -329,8 +399,9 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             if entry_id in fresh:
                 e = fresh[entry_id].entry
                 row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
-        sections = _updated_sections(state, model, old_entries, cards, related, parts, fresh, weights_blob, table)
-        write_manifest(out, root, new_state, sections, per_record=PER_RECORD)
+        sections = _updated_sections(state, model, changed, old_entries, cards, related, parts, fresh, weights_blob,
+                                     index)
+        write_manifest(out, root, new_state, sections, per_record=per_record(sections))
     return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
 
 
@@ -343,11 +414,11 @@ def _allowed(entry_id: str, related: dict[str, list[tuple[str, str]]]) -> set[st
     return allowed
 
 
-def _collides(state, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -> bool:
+def _collides(state, model: dict, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -> bool:
     """Would the full check report E035 for a changed entry, one way or the other?"""
     from ..matching.anchors import SignatureTable
 
-    table = SignatureTable.from_records(_json(state, "table"), lambda: state.section("records", verify=False))
+    table = SignatureTable.from_records(_json(state, INDEX + "table"), lambda: state.section(INDEX + "records", verify=False))
     allowed = {entry_id: _allowed(entry_id, related) for entry_id in fresh}
     # the changed entries' examples against every other signature
     for entry_id, loaded in fresh.items():
@@ -372,13 +443,10 @@ def _collides(state, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -
                     return True
     # every other entry's examples against the changed signatures: the stored example lines tell
     # which entries hold a signature's first anchor; only those are read and matched
-    blob = state.section("examples")
-    if blob is None:
-        raise _Fallback("the example lines are damaged")
     needles = {entry_id: {json.dumps(sig.steps[0].anchor, ensure_ascii=False)[1:-1].encode("utf-8")
                           for sig in loaded.signatures} for entry_id, loaded in fresh.items()}
     wanted: dict[str, set[str]] = {}
-    for line in blob.split(b"\n"):
+    for line in _example_lines(state, model):
         hits = [entry_id for entry_id, words in needles.items() if any(word in line for word in words)]
         if hits:
             other_id = _line_id(line)
@@ -394,6 +462,14 @@ def _collides(state, fresh: dict[str, LoadedEntry], related: dict, old_loaded) -
                 if any(find_matches(sig, numbered) for sig in signatures):
                     return True
     return False
+
+
+def _example_lines(state, model: dict, only: set[int] | None = None):
+    """The model's example lines (`[id, text]`, one per entry), of the buckets in `only` (all by default)."""
+    for k in range(model["buckets"]) if only is None else sorted(only):
+        blob = _section(state, f"examples.{k}")
+        if blob:
+            yield from blob.split(b"\n")
 
 
 def _line_id(line: bytes) -> str:
@@ -417,14 +493,13 @@ def _healthy_match(root: Path, config, fresh: dict[str, LoadedEntry]) -> bool:
     return any(scanner.scan_paths([log]).matches for log in logs)
 
 
-def _sigparts(state) -> dict[str, tuple[bytes, bytes | None]]:
-    blob = state.section("sigparts")
-    if blob is None:
-        raise _Fallback("sigparts damaged")
+def _sigparts(state, model: dict) -> dict[str, tuple[bytes, bytes | None]]:
     parts = {}
-    for line in blob.split(b"\n") if blob else []:
-        entry_id, sigs, row = line.split(b"\t")
-        parts[entry_id.decode()] = (sigs, row or None)
+    for k in range(model["buckets"]):
+        blob = _section(state, f"sigparts.{k}")
+        for line in blob.split(b"\n") if blob else []:
+            entry_id, sigs, row = line.split(b"\t")
+            parts[entry_id.decode()] = (sigs, row or None)
     return parts
 
 
@@ -437,9 +512,6 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
     number = {entry_id: n for n, entry_id in enumerate(order)}
     n = len(order)
     index = _json(state, "weights_index")
-    blob = state.section("weights", verify=False)
-    if blob is None:
-        raise _Fallback("weights damaged")
     touched: dict[str, set[str]] = {}
     for entry_id, loaded in fresh.items():
         old, new = before[entry_id].search_weights, loaded.search_weights
@@ -450,7 +522,10 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
     for key in sorted(touched):
         group: dict[str, dict[int, float]] = {}
         if key in index:
-            offset, length, check = index[key]
+            k, offset, length, check = index[key]
+            blob = state.section(f"weights.{k}", verify=False)
+            if blob is None:
+                raise _Fallback(f"weights.{k} damaged")
             line = blob[offset:offset + length]
             if len(line) != length or zlib.crc32(line) != check:
                 raise _Fallback(f"weights of {key} damaged")
@@ -569,33 +644,46 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
     return rendered
 
 
-def _updated_sections(state, model, entries, cards, related, parts, fresh, groups: dict,
-                      table: tuple[bytes, bytes]) -> dict[str, bytes]:
-    """The model after the change: the changed rows replaced, the untouched sections' bytes kept."""
-    sections = {"model": _dump(model), "entries": _dump(entries), "table": table[0], "records": table[1],
-                "cards": _dump({i: _card_data(c) for i, c in cards.items()}),
-                "related": _dump({i: [list(link) for link in links] for i, links in related.items()})}
-    index = _json(state, "weights_index")
-    blob = state.section("weights", verify=False) or b""
-    records = []
-    for key in sorted(set(index) | set(groups)):
-        if key in groups:
-            if groups[key]:
-                records.append((key, _dump([key, {t: [x for pair in docs.items() for x in pair]
-                                                  for t, docs in groups[key].items()}])))
-        else:
-            offset, length, _check = index[key]
-            records.append((key, blob[offset:offset + length]))
-    sections["weights"], weights_index = _lines(records)
-    sections["weights_index"] = _dump(weights_index)
-    lines = []
-    for line in (state.section("examples") or b"").split(b"\n"):
-        entry_id = _line_id(line) if line else None
+def _updated_sections(state, model, changed: list[str], entries, cards, related, parts, fresh, groups: dict,
+                      index: dict) -> dict[str, bytes]:
+    """The model after the change: the sections holding a changed row made again, the others kept
+    as the state file has them (neither hashed nor, when shared, written again). `index`: the
+    sections of the diagnosis index stored after the change (`diagnosis_index.patched_sections`)."""
+    count = model["buckets"]
+    names = section_names(model)
+    touched = {bucket(entry_id, count) for entry_id in [*changed, *fresh]}
+    rows = {"entries": {}, "cards": {}, "related": {}, "examples": {}, "sigparts": {}}
+    for entry_id in entries:
+        if bucket(entry_id, count) in touched:
+            rows["entries"][entry_id] = entries[entry_id]
+            rows["cards"][entry_id] = _card_data(cards[entry_id])
+            rows["related"][entry_id] = [list(link) for link in related[entry_id]]
+            rows["sigparts"][entry_id] = parts[entry_id]
+    for line in _example_lines(state, model, touched):
+        entry_id = _line_id(line)
         if entry_id in fresh:
             texts = [parsed.text for sig in fresh[entry_id].entry.signatures for example in sig.example_logs
                      for _n, parsed in parse_text(example)]
             line = _dump([entry_id, "\n".join(texts)])
-        lines.append(line)
-    sections["examples"] = b"\n".join(lines)
-    sections["sigparts"] = b"\n".join(i.encode() + b"\t" + sigs + b"\t" + (row or b"") for i, (sigs, row) in sorted(parts.items()))
-    return sections
+        rows["examples"][entry_id] = line
+    new = {"model": _dump(model), **_entry_sections(rows, count, touched)}
+    new.update({INDEX + name: body for name, body in index.items()})
+    if groups:
+        index = _json(state, "weights_index")
+        moved = {bucket(group, count) for group in groups}
+        lines = {}
+        for group, place in index.items():
+            k, offset, length, _check = place
+            if k in moved and group not in groups:
+                blob = state.section(f"weights.{k}", verify=False)
+                if blob is None:
+                    raise _Fallback(f"weights.{k} damaged")
+                lines[group] = blob[offset:offset + length]
+        lines.update({group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens})
+        weights, places = _weight_sections(lines, count, moved)
+        new.update(weights)
+        index = {group: place for group, place in index.items() if place[0] not in moved}
+        index.update(places)
+        new["weights_index"] = _dump(dict(sorted(index.items())))
+    kept = _kept(state, [name for name in names if name not in new])
+    return {name: new[name] if name in new else kept[name] for name in names}

@@ -45,6 +45,11 @@ MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
 
 
+def is_search_file(path: str) -> bool:
+    """One of the search index's files (`build_search_files`), not signatures.json or the search page."""
+    return path.startswith("search/") and path.endswith(".json") and path != SIGNATURES
+
+
 def _short_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:10]
 

@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cache_helpers import flip_byte
 from conftest import REPO, make_project, run_cli
 
 from rootcause import cache
@@ -117,11 +118,12 @@ def test_check_and_build_store_the_index_and_a_failing_check_does_not(own_projec
     read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
     records = [json.loads(line) for line in read.section("records").splitlines()]
     assert records == site["signatures"]
-    rows = dict(json.loads(line) for line in read.section("entries").splitlines())
+    count = diagnosis_index.index_buckets(read._layout)
+    rows = dict(json.loads(line) for k in range(count) for line in read.section(f"entries.{k}").splitlines())
     assert rows == site["entries"] and json.loads(read.section("consequences")) == site["consequences"]
-    places, blob = json.loads(read.section("search_index")), read.section("search")
-    assert places and all((tmp_path / "site" / path).read_bytes() == blob[at:at + length]
-                          for path, (at, length, _crc) in places.items())
+    places = json.loads(read.section("search_index"))
+    assert places and all((tmp_path / "site" / path).read_bytes() == read.section(f"search.{k}")[at:at + length]
+                          for path, (k, at, length, _crc) in places.items())
     assert set(places) == {p.relative_to(tmp_path / "site").as_posix()
                            for p in (tmp_path / "site" / "search").rglob("*.json")} - {"search/signatures.json"}
     read.close()
@@ -227,23 +229,33 @@ def test_an_input_changed_while_it_was_checked_stores_nothing(own_project: Path)
     assert not cache_file(own_project).exists()
 
 
-def _corrupt(path: Path, how: str) -> None:
+@pytest.mark.parametrize("changed", ["an entry hashed again", "an entry not hashed again"])
+def test_an_index_stored_while_an_input_changed_is_never_fresh(own_project: Path, changed: str):
+    """Only the files hashed by this store are stat-ed again: one that changed after its stat key
+    was taken and was not hashed keeps the earlier hash under that key, so the next freshness
+    test finds it changed."""
+    entries = sorted((own_project / "entries").glob("*.yaml"))
+    assert store(open_project(own_project)[0])
+    if changed == "an entry hashed again":   # its stat key is new: store hashes it
+        entries[0].write_text(entries[0].read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    project, _problems = open_project(own_project)
+    entries[0].write_text(entries[0].read_text(encoding="utf-8") + "# and again\n", encoding="utf-8")
+    stored = store(project)
+    assert not fresh(own_project)
+    assert stored is None if changed == "an entry hashed again" else stored
+
+
+def _corrupt(path: Path, how: str) -> Path:
+    """Damage the index `path` as `how` says; returns the file changed (a shared section's, or the index)."""
     data = path.read_bytes()
     if how.startswith("flipped byte in "):   # in the middle of one section
         section = how.rsplit(" ", 1)[1]
-        header = json.loads(data[len(cache.MAGIC):data.index(b"\n", len(cache.MAGIC))])
-        at = data.index(b"\n", len(cache.MAGIC)) + 1
-        for name, length, _digest in header["sections"]:
-            if name == section:
-                at += length // 2
-                if name == "search":   # in the manifest, which every query reads
-                    places = json.loads(cache.read_cache(path.parent.parent, NAME, diagnosis_index.KIND)
-                                        .section("search_index"))
-                    at += places["search/manifest.json"][0] + 20 - length // 2
-                break
-            at += length
-        path.write_bytes(data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1:])
-    elif how == "cut short":
+        if section == "search":   # in the manifest, which every query reads
+            k, at, _length, _crc = json.loads(cache.read_cache(path.parent.parent, NAME, diagnosis_index.KIND)
+                                              .section("search_index"))["search/manifest.json"]
+            return flip_byte(path, f"search.{k}", into=at + 20)
+        return flip_byte(path, "entries.0" if section == "entries" else section)
+    if how == "cut short":
         path.write_bytes(data[:len(data) // 2])
     elif how == "longer":
         path.write_bytes(data + b"x")
@@ -264,6 +276,7 @@ def _corrupt(path: Path, how: str) -> None:
         moved = folder.with_name("moved-cache")
         folder.rename(moved)
         folder.symlink_to(moved.name)
+    return path
 
 
 UNKNOWN = (b"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
@@ -302,24 +315,24 @@ def test_a_section_found_damaged_only_when_used_is_dropped_and_the_entries_check
     the search files when an unknown error needs them: past the point where the log was read."""
     log = _both_logs(tmp_path)
     expected = run_cli("--root", str(own_project), "diagnose", "--no-cache", "--json", str(log))
-    _corrupt(cache_file(own_project), f"flipped byte in {section}")
-    damaged = cache_file(own_project).read_bytes()
+    changed = _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    damaged = changed.read_bytes()
     assert _from_cache(own_project) is not None   # whole as far as the cheap test can tell
     again = run_cli("--root", str(own_project), "diagnose", "--json", str(log))
     assert (again.returncode, again.stdout) == (expected.returncode, expected.stdout)
-    assert fresh(own_project) and cache_file(own_project).read_bytes() != damaged   # found, dropped, stored anew
+    assert fresh(own_project) and changed.read_bytes() != damaged   # found, dropped, stored anew
     # standard input is read once: the whole index is verified before a byte of it is
-    _corrupt(cache_file(own_project), f"flipped byte in {section}")
-    damaged = cache_file(own_project).read_bytes()
+    changed = _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    damaged = changed.read_bytes()
     piped = run_cli("--root", str(own_project), "diagnose", "--json", "-", stdin=log.read_bytes())
     assert (piped.returncode, piped.stdout) == (expected.returncode, expected.stdout)
-    assert cache_file(own_project).read_bytes() != damaged
+    assert changed.read_bytes() != damaged
 
 
 def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_path: Path):
     assert run_cli("--root", str(own_project), "check").returncode == 0
     read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
-    sections = {name: read.section(name, verify=True) for name in diagnosis_index.SECTIONS}
+    sections = {item[0]: read.section(item[0], verify=True) for item in read.header["sections"]}
     header = {k: v for k, v in read.header.items() if k not in ("kind", "sections", "per_record")}
     read.close()
     log = _both_logs(tmp_path)
@@ -332,6 +345,6 @@ def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_p
     for forgery in ({"table": b'{"anchors": "not a list"}'}, {"consequences": b'["not", "a", "mapping"]'},
                     {"table": json.dumps(table).encode(), "records": b"\n".join([forged] * len(records)) + b"\n"}):
         assert cache.write_cache(own_project, NAME, diagnosis_index.KIND, header, {**sections, **forgery},
-                                 per_record=diagnosis_index.PER_RECORD)
+                                 per_record=diagnosis_index.per_record(sections))
         assert load(own_project) is not None   # whole and fresh, but not a signature index
         assert _diagnose_json(own_project, log) == expected

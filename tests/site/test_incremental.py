@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cache_helpers import flip_byte
 from conftest import copy_bundled_project, files_of
 
 from rootcause.errors import RootcauseError
@@ -185,10 +186,7 @@ def test_an_added_entry_takes_the_full_build(project: Path):
 
 def test_a_damaged_model_is_not_trusted(project: Path):
     state = project / ".rootcause-cache" / state_name(project / "site")
-    data = bytearray(state.read_bytes())
-    at = data.index(b'"cards"', data.index(b"\n") + 1)   # a byte inside the sections, past the header
-    data[at + 40] ^= 0x20
-    state.write_bytes(bytes(data))
+    flip_byte(state, "cards.0")
     prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Again.")
     result = build(project, progress=False)
     assert not result.in_place

@@ -21,9 +21,14 @@ import pytest
 
 from conftest import copy_bundled_project, files_of
 
+from rootcause.cache import read_cache
 from rootcause.config import load_config
 from rootcause.errors import RootcauseError
+from rootcause.site import diagnosis_index, incremental
 from rootcause.site.builder import build, site_files
+from rootcause.site.diagnosis_index import index_sections
+from rootcause.site.search import SIGNATURES, is_search_file
+from rootcause.site.write import STATE_KIND, state_name
 
 STEPS = int(os.environ.get("ROOTCAUSE_RANDOM_STEPS", "5"))
 
@@ -105,13 +110,32 @@ def project(tmp_path: Path) -> Path:
 SEEDS = [int(s) for s in os.environ.get("ROOTCAUSE_RANDOM_SEEDS", "1,2").split(",")]
 
 
-# the last run cuts the lists into pages of 10: edits of tags and severities then move cards
-# between pages, and lists gain and lose their last page
+def _sections(project: Path, name: str, kind: str, leave: str) -> dict[str, bytes]:
+    cached = read_cache(project, name, kind)
+    assert cached is not None
+    try:
+        return {item[0]: cached.section(item[0], verify=True) for item in cached.header["sections"] if item[0] != leave}
+    finally:
+        cached.close()
+
+
+def _index_as_cold(project: Path, cold: dict[str, bytes]) -> None:
+    """The diagnosis index the build stored holds what one made from the cold build's files does."""
+    search = {path: body for path, body in cold.items() if is_search_file(path)}
+    expected = index_sections(search, cold[SIGNATURES])
+    assert _sections(project, diagnosis_index.NAME, diagnosis_index.KIND, "inputs") == expected
+
+
+# the last run cuts the lists into pages of 10 (edits of tags and severities then move cards
+# between pages, and lists gain and lose their last page) and the model and the diagnosis index
+# into many sections, as on a large site
 @pytest.mark.parametrize("seed, page_size", [(seed, None) for seed in SEEDS] + [(SEEDS[-1] + 100, 10)])
-def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, page_size: int | None):
+def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, page_size: int | None, monkeypatch):
     if page_size:
         with open(project / "site.yml", "a", encoding="utf-8") as stream:
             stream.write(f"page_size: {page_size}\n")
+        for module in (incremental, diagnosis_index):
+            monkeypatch.setattr(module, "bucket_count", lambda rows: max(1, min(64, rows // 8)))
     rng = random.Random(seed)
     vocab = load_config(project)[0].vocabularies
     paths = sorted((project / "entries").glob("*.yaml"))
@@ -136,6 +160,13 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, pag
                 path.write_text(text, encoding="utf-8")
             continue
         in_place += result.in_place
-        assert files_of(project / "site") == site_files(project), f"step {_step}: {[p.name for p in chosen]}"
+        cold = site_files(project)
+        assert files_of(project / "site") == cold, f"step {_step}: {[p.name for p in chosen]}"
+        _index_as_cold(project, cold)
     print(f"seed {seed}: {in_place} of {STEPS} steps in place, {rejected} rejected")
     assert in_place >= 1 and rejected < STEPS
+    # the model the rebuilds patched is the one a full build of the same input leaves
+    state = state_name(project / "site")
+    patched = _sections(project, state, STATE_KIND, "state")
+    assert not build(project, progress=False, force=True).in_place
+    assert patched == _sections(project, state, STATE_KIND, "state")
