@@ -284,10 +284,16 @@ class CacheFile:
         self.close()
 
 
-def bucket_count(rows: int, per_bucket: int = 128, most: int = 64) -> int:
+#: a file cuts its rows into at most this many sections: a reader holds every shared section of
+#: a file open (a site model and an index together stay well under the 256 descriptors macOS
+#: allows a process by default), and a change to a few rows rewrites a sixteenth of them
+MAX_BUCKETS = 16
+
+
+def bucket_count(rows: int, per_bucket: int = 128) -> int:
     """How many sections a file cuts `rows` rows into (`bucket`): enough that a change to a few
     rows rewrites a small part of the file, few enough that a reader opens a handful of files."""
-    return max(1, min(most, rows // per_bucket))
+    return max(1, min(MAX_BUCKETS, rows // per_bucket))
 
 
 def bucket(key: str, count: int) -> int:

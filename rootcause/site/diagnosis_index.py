@@ -33,7 +33,8 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..cache import CacheFile, Inputs, Kept, bucket, bucket_count, content_key, read_cache, still_fresh, write_cache
+from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket, bucket_count, content_key, read_cache, still_fresh,
+                     write_cache)
 from ..files import relative_path_problem
 from ..matching.anchors import (
     CorruptIndex,  # what a section of a fresh index that turns out damaged raises
@@ -50,7 +51,6 @@ NAME = "diagnose-index"
 KIND = "rootcause diagnose index"
 FORMAT = 5
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
-MAX_BUCKETS = 64
 
 
 def section_names(count: int) -> list[str]:

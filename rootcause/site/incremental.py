@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import Inputs, RecordStore, bucket, bucket_count, input_folders
+from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, input_folders
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -64,7 +64,6 @@ FORMAT = 2
 MAX_CHANGED = 16
 #: the model's rows by entry (and its weights by group) are cut into sections (`cache.bucket`),
 #: so that a rebuild writes (and hashes) the few its change touched and keeps the others as they are
-MAX_BUCKETS = 64
 BY_ENTRY = ("entries", "cards", "related", "examples", "sigparts")
 WHOLE = ("model", "weights_index")
 INDEX = "index."   # the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)

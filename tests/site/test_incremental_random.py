@@ -21,6 +21,7 @@ import pytest
 
 from conftest import copy_bundled_project, files_of
 
+from rootcause import cache
 from rootcause.cache import read_cache
 from rootcause.config import load_config
 from rootcause.errors import RootcauseError
@@ -135,7 +136,7 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, pag
         with open(project / "site.yml", "a", encoding="utf-8") as stream:
             stream.write(f"page_size: {page_size}\n")
         for module in (incremental, diagnosis_index):
-            monkeypatch.setattr(module, "bucket_count", lambda rows: max(1, min(64, rows // 8)))
+            monkeypatch.setattr(module, "bucket_count", lambda rows: max(1, min(cache.MAX_BUCKETS, rows // 8)))
     rng = random.Random(seed)
     vocab = load_config(project)[0].vocabularies
     paths = sorted((project / "entries").glob("*.yaml"))
