@@ -89,7 +89,9 @@ def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> di
             r = check(run(rootcause_cmd(project, out, force=True), env=env), "rootcause build")
             full.append(r)
             print(f"  rootcause full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
-            r = check(run(rootcause_cmd(project, out, force=False), env=env), "rootcause rebuild")
+            # a rebuild that does not skip says why on standard error, shown in the warning below
+            r = check(run(rootcause_cmd(project, out, force=False), env={**env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}),
+                      "rootcause rebuild")
             if "up to date" not in r.stdout:
                 print(f"  WARNING: a rebuild with nothing changed did not skip the build: {r.stdout.strip()} "
                       f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
