@@ -40,7 +40,7 @@ from ..matching.anchors import CorruptIndex
 from ..matching.signatures import find_matches, parse_text
 from . import diagnosis_index
 from .diagnosis_index import index_buckets, patched_sections, store_sections, table_sections
-from .render import Card, Page, Renderer, aggregate_pages, diagnose_page, entry_page
+from .render import Card, Page, Renderer, aggregate_pages, card_lists, diagnose_page, entry_page
 from .search import (
     MANIFEST,
     SIGNATURES,
@@ -601,10 +601,14 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
             neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
     for entry_id in sorted(neighbours - set(fresh)):
         pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
-    cards_changed = any(cards[i] != old_cards[i] for i in fresh)
-    if cards_changed:   # the list pages are made from cards alone: those whose context changed
-        new_plan = aggregate_pages(config, cards, content_pages, study)
-        old_plan = {p.path: p for p in aggregate_pages(config, old_cards, content_pages, study)}
+    moved = [i for i in fresh if cards[i] != old_cards[i]]
+    if moved:   # the list pages are made from cards alone: those whose context changed
+        # planned for the lists the changed cards are on, before or after (the others' pages
+        # cannot change), and for the pages that show every card
+        lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
+        new_plan = aggregate_pages(config, cards, content_pages, study, lists)
+        old_plan = {p.path: p for p in aggregate_pages(config, old_cards, content_pages, study, lists)}
+        listed_before = {(path, p.sitemap) for path, p in old_plan.items()}
         for new in new_plan:   # a list that grew or shrank by a page gains or loses its last
             old = old_plan.pop(new.path, None)
             if old is None or (old.template, old.title, old.description, old.sitemap, old.context) != \
@@ -630,8 +634,12 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
             if key:
                 page_store.put(key, body)
         files[page.path] = body
-    if cards_changed:
-        every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + new_plan
+    # the sitemap lists the pages and the entries' review dates: made again (from every page)
+    # when a page came or went, or a list page entered or left it, or a date changed
+    if moved and (any(cards[i].reviewed != old_cards[i].reviewed for i in moved) or
+                  {(p.path, p.sitemap) for p in new_plan} != listed_before):
+        every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + \
+            aggregate_pages(config, cards, content_pages, study)
         files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
     keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
     old_top = set(newest(keys))

@@ -9,6 +9,7 @@ named by `theme:` in site.yml.
 
 from __future__ import annotations
 
+import heapq
 import json
 import posixpath
 import re
@@ -413,9 +414,11 @@ def incoming_links(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
 
 
 def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage],
-                    study: list[Report] | None = None) -> list[Page]:
+                    study: list[Report] | None = None, lists: set[str] | None = None) -> list[Page]:
     """Home, lists, hubs, coverage, frequency, search, diagnose, content pages, 404: built from
-    cards (and the study's rows) only."""
+    cards (and the study's rows) only. `lists`: only these category, tag and system lists
+    (`card_lists`), for a rebuild that knows which lists a changed card is on; the other pages
+    are planned as always."""
     vocab = config.vocabularies
     base = config.base_url
     severity_order = {k: i for i, k in enumerate(vocab.severities)}
@@ -445,7 +448,7 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
             counts["tags"][t] += 1
             by_tag[t].append(c)
     total = len(every)
-    recent = sorted(every, key=lambda c: (c.reviewed, c.id), reverse=True)[: config.recent]
+    recent = heapq.nlargest(config.recent, every, key=lambda c: (c.reviewed, c.id))   # ids are unique: as a sort
     size = config.page_size
     planned = [Page("index.html", "home.html", config.title, config.description,
                     {"recent": recent, "counts": counts, "total": total, "canonical": base})]
@@ -467,12 +470,16 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     for folder, key, heading, term, items in (
             [("categories", key, term.title, term, by_category[key]) for key, term in vocab.categories.items()] +
             [("tags", key, f"Tag: {term.title}", term, by_tag[key]) for key, term in vocab.tags.items()]):
+        if lists is not None and f"{folder}/{key}" not in lists:
+            continue
         for directory, cards_here, pager in _paged(f"{folder}/{key}/", items, size):
             planned.append(Page(directory + "index.html", "list.html", _numbered(heading, pager), term.description,
                                 {"heading": heading, "intro": term.description, "items": cards_here,
                                  "total": len(items), "pager": pager, "canonical": base + directory},
                                 sitemap=folder == "categories" or bool(items)))
     for key, term in vocab.systems.items():
+        if lists is not None and f"systems/{key}" not in lists:
+            continue
         # grouped by phase, most severe first within one: paged in that order, and each page's
         # phase links go to the page where the phase begins
         rows = [(p, c) for p in vocab.phases for c in by_system[key] if c.phase == p]
@@ -506,9 +513,14 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     script = Markup(not_found_script())
     planned.append(Page("404.html", "404.html", "Page not found", "",
                         {"canonical": base + "404.html", "inline_script": script, "inline_hash": script_hash(script),
-                         "suggest": [[c.id, c.plain_title] for c in sorted(every, key=lambda c: c.id)]},
+                         "suggest": [[i, cards[i].plain_title] for i in sorted(cards)]},
                         sitemap=False, absolute=True))
     return planned
+
+
+def card_lists(card: Card) -> set[str]:
+    """The category, tag and system lists a card is on, as `aggregate_pages` names them."""
+    return {f"categories/{card.category}", *(f"tags/{t}" for t in card.tags), *(f"systems/{s}" for s in card.systems)}
 
 
 def _page_directory(directory: str, number: int) -> str:
