@@ -3,8 +3,10 @@
 A full build that used the build cache leaves a *site model* in its state file
 (`.rootcause-cache/build-state-*`, beside the list of files it wrote): every entry's stat key and
 record key, the cards list pages show, the declared links, every search-term weight by shard key
-and the shard names, each entry's share of `signatures.json`, the examples as signatures read
-them, and a copy of the signature table of the diagnosis index it stored.
+and the shard names, the length of each entry's share of `signatures.json` (so that a changed
+entry's share is spliced into the last file instead of the file being assembled again), the
+examples as signatures read them, and the sections of the diagnosis index it stored. Its rows
+are cut into buckets (`cache.bucket`), and a rebuild writes only the sections it changed.
 
 `rebuild` uses it when only entry files changed (none added or removed, no other input, the same
 code), at most MAX_CHANGED of them, and the site is as the last build left it. It checks the
@@ -44,7 +46,6 @@ from .render import Card, Page, Renderer, aggregate_pages, card_lists, diagnose_
 from .search import (
     MANIFEST,
     SIGNATURES,
-    assemble_signature_file,
     consequences_of,
     doc_row,
     doc_shard,
@@ -52,20 +53,23 @@ from .search import (
     manifest_file,
     search_key,
     shard_path,
+    signature_layout,
     signature_parts,
+    splice_signature_file,
     term_shards,
 )
 from .search import DOCS_PER_SHARD
 from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
-FORMAT = 2
+FORMAT = 3
+MAX_SITE_FILE = 1 << 30
 #: more changed entries than this: the full build (with the build cache) is about as quick
 MAX_CHANGED = 16
 #: the model's rows by entry (and its weights by group) are cut into sections (`cache.bucket`),
 #: so that a rebuild writes (and hashes) the few its change touched and keeps the others as they are
-BY_ENTRY = ("entries", "cards", "related", "examples", "sigparts")
-WHOLE = ("model", "weights_index")
+BY_ENTRY = ("entries", "cards", "related", "examples")
+WHOLE = ("model", "weights_index", "siglayout")
 INDEX = "index."   # the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)
 
 
@@ -144,8 +148,6 @@ def _entry_sections(rows: dict[str, dict], count: int, only: set[int] | None = N
         for kind in ("entries", "cards", "related"):
             sections[f"{kind}.{k}"] = _dump({i: rows[kind][i] for i in ids})
         sections[f"examples.{k}"] = b"\n".join(rows["examples"][i] for i in ids)
-        sections[f"sigparts.{k}"] = b"\n".join(i.encode() + b"\t" + rows["sigparts"][i][0] + b"\t" +
-                                               (rows["sigparts"][i][1] or b"") for i in ids)
     return sections
 
 
@@ -168,7 +170,6 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
         rows["cards"][entry_id] = _card_data(cards[entry_id])
         rows["related"][entry_id] = [[r.id, r.relation] for r in e.related]
         rows["examples"][entry_id] = _dump([entry_id, catalog.example_lines.get(entry_id, "")])
-        rows["sigparts"][entry_id] = parts[entry_id]
     count = bucket_count(len(catalog.entries))
     weights, weights_index = _weight_sections({group: _weight_line(group, tokens)
                                                for group, tokens in keep["weights"].items()}, count)
@@ -176,7 +177,7 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
              "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages,
              "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index)}
     return {"model": _dump(model), "weights_index": _dump(dict(sorted(weights_index.items()))),
-            **_entry_sections(rows, count), **weights, **{INDEX + name: body for name, body in index.items()}}
+            "siglayout": _dump(signature_layout(parts)), **_entry_sections(rows, count), **weights, **{INDEX + name: body for name, body in index.items()}}
 
 
 # -- the rebuild ----------------------------------------------------------------------------------
@@ -342,6 +343,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         return Outcome(len(old_entries), model["pages"], len(manifest["files"]), 0, 0, 0)
 
     related = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
+    old_consequences = consequences_of(related)
     with timings.stage("cross-check"):
         for entry_id, loaded in fresh.items():
             related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
@@ -357,14 +359,20 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         cards = dict(old_cards)
         for entry_id, loaded in fresh.items():
             cards[entry_id] = Card.of(loaded)
-        parts = _sigparts(state, model)
-        same_signatures = True
-        for entry_id, loaded in fresh.items():
-            new_parts = signature_parts(loaded)
-            same_signatures = same_signatures and new_parts[0] == parts[entry_id][0]
-            parts[entry_id] = new_parts
+        # signatures.json: the last one, its changed entries' parts put in place of the old
+        parts = {entry_id: signature_parts(loaded) for entry_id, loaded in fresh.items()}
         consequences = consequences_of(related)
-        signature_file = assemble_signature_file(parts, consequences)
+        layout = _json(state, "siglayout")
+        spliced = splice_signature_file(_site_file(out, manifest, SIGNATURES), layout, old_consequences,
+                                        consequences, parts)
+        if spliced is None:
+            raise _Fallback("signatures.json is not laid out as the model says")
+        signature_file, old_parts = spliced
+        same_signatures = all(parts[i][0] == old_parts[i][0] for i in fresh)
+        number = {entry_id: n for n, entry_id in enumerate(layout["ids"])}
+        for entry_id, (sigs, row) in parts.items():
+            layout["sigs"][number[entry_id]] = len(sigs)
+            layout["rows"][number[entry_id]] = len(row) if row is not None else -1
         files[SIGNATURES] = signature_file
         signature_file_changed = manifest["files"].get(SIGNATURES) != file_digest(signature_file)
         change = _Change(fresh, before, old_entries, related, old_loaded, cards, old_cards)
@@ -378,7 +386,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
 
     with timings.stage("index"):
         index = patched_sections(
-            state, INDEX, rows={i: parts[i][1] for i in fresh},
+            state, INDEX, rows={i: row for i, (_sigs, row) in parts.items()},
             files={path: body for path, body in files.items() if is_search_file(path)},
             removed={path for path in removed if is_search_file(path)}, consequences=consequences,
             table=None if same_signatures else table_sections(json.loads(signature_file)))
@@ -398,8 +406,8 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             if entry_id in fresh:
                 e = fresh[entry_id].entry
                 row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
-        sections = _updated_sections(state, model, changed, old_entries, cards, related, parts, fresh, weights_blob,
-                                     index)
+        sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
+                                     weights_blob, index)
         write_manifest(out, root, new_state, sections, per_record=per_record(sections))
     return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
 
@@ -492,14 +500,15 @@ def _healthy_match(root: Path, config, fresh: dict[str, LoadedEntry]) -> bool:
     return any(scanner.scan_paths([log]).matches for log in logs)
 
 
-def _sigparts(state, model: dict) -> dict[str, tuple[bytes, bytes | None]]:
-    parts = {}
-    for k in range(model["buckets"]):
-        blob = _section(state, f"sigparts.{k}")
-        for line in blob.split(b"\n") if blob else []:
-            entry_id, sigs, row = line.split(b"\t")
-            parts[entry_id.decode()] = (sigs, row or None)
-    return parts
+def _site_file(out: Path, manifest: dict, path: str) -> bytes:
+    """A file of the site as the last build wrote it (its hash checked against the state's)."""
+    try:
+        body = read_regular(out / path, MAX_SITE_FILE)
+    except (Refused, OSError):
+        raise _Fallback(f"{path} cannot be read") from None
+    if file_digest(body) != manifest["files"].get(path):
+        raise _Fallback(f"{path} is not the one the last build wrote")
+    return body
 
 
 def _search_update(state, model: dict, change: _Change, files: dict, removed: set) -> dict:
@@ -651,21 +660,20 @@ def _render(root: Path, config, version: str, signature_file: bytes, signature_f
     return rendered
 
 
-def _updated_sections(state, model, changed: list[str], entries, cards, related, parts, fresh, groups: dict,
-                      index: dict) -> dict[str, bytes]:
+def _updated_sections(state, model, changed: list[str], entries, cards, related, layout: dict, fresh,
+                      groups: dict, index: dict) -> dict[str, bytes]:
     """The model after the change: the sections holding a changed row made again, the others kept
     as the state file has them (neither hashed nor, when shared, written again). `index`: the
     sections of the diagnosis index stored after the change (`diagnosis_index.patched_sections`)."""
     count = model["buckets"]
     names = section_names(model)
     touched = {bucket(entry_id, count) for entry_id in [*changed, *fresh]}
-    rows = {"entries": {}, "cards": {}, "related": {}, "examples": {}, "sigparts": {}}
+    rows = {"entries": {}, "cards": {}, "related": {}, "examples": {}}
     for entry_id in entries:
         if bucket(entry_id, count) in touched:
             rows["entries"][entry_id] = entries[entry_id]
             rows["cards"][entry_id] = _card_data(cards[entry_id])
             rows["related"][entry_id] = [list(link) for link in related[entry_id]]
-            rows["sigparts"][entry_id] = parts[entry_id]
     for line in _example_lines(state, model, touched):
         entry_id = _line_id(line)
         if entry_id in fresh:
@@ -673,7 +681,7 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
                      for _n, parsed in parse_text(example)]
             line = _dump([entry_id, "\n".join(texts)])
         rows["examples"][entry_id] = line
-    new = {"model": _dump(model), **_entry_sections(rows, count, touched)}
+    new = {"model": _dump(model), "siglayout": _dump(layout), **_entry_sections(rows, count, touched)}
     new.update({INDEX + name: body for name, body in index.items()})
     if groups:
         index = _json(state, "weights_index")

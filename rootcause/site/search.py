@@ -189,10 +189,8 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
     return {cause: sorted(ids) for cause, ids in sorted(found.items())}
 
 
-def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
-    """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
-    from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
-    once, so that a rebuild can replace one entry's parts without touching the rest."""
+def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
+    """signatures.json's members besides the entries and their signatures, as JSON text."""
     top = {
         "version": 1,
         "rules": rules_for_javascript(),
@@ -208,11 +206,102 @@ def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], conseq
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
                    "min_wrapped": MIN_WRAPPED, "saturation_check": SATURATION_CHECK, "max_failures": MAX_FAILURES},
     }
+    return {key: _dump(value) for key, value in top.items()}
+
+
+def _entry_item(entry_id: str, row: bytes) -> bytes:
+    return b'"' + entry_id.encode() + b'":' + row   # ids are kebab-case: nothing to escape
+
+
+def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
+    """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
+    from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
+    once, so that a rebuild can replace one entry's parts without touching the rest
+    (`splice_signature_file`)."""
     ids = sorted(parts)
-    values = {key: _dump(value) for key, value in top.items()}
+    values = _signature_top(consequences)
     values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
-    values["entries"] = b"{" + b",".join(_dump(i) + b":" + parts[i][1] for i in ids if parts[i][1] is not None) + b"}"
+    values["entries"] = b"{" + b",".join(_entry_item(i, parts[i][1]) for i in ids if parts[i][1] is not None) + b"}"
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
+
+
+def signature_layout(parts: dict[str, tuple[bytes, bytes | None]]) -> dict[str, list]:
+    """How long each entry's share of signatures.json is, by id in sorted order: the length of its
+    signatures (0: none) and of its row (-1: none). What `splice_signature_file` needs to find
+    an entry's parts in the file without parsing it."""
+    ids = sorted(parts)
+    return {"ids": ids, "sigs": [len(parts[i][0]) for i in ids],
+            "rows": [len(parts[i][1]) if parts[i][1] is not None else -1 for i in ids]}
+
+
+def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences: dict[str, list[str]],
+                          consequences: dict[str, list[str]], changed: dict[str, tuple[bytes, bytes | None]]
+                          ) -> tuple[bytes, dict[str, tuple[bytes, bytes | None]]] | None:
+    """signatures.json with the `changed` entries' parts put in place of their old ones: `old`
+    cut where `layout` (the old parts' lengths) and the old consequences say each part is, and
+    joined again around the new parts; the same bytes as `assemble_signature_file` of the new
+    parts. Returns it and the changed entries' old parts; None when `old` is not laid out as
+    they say, or when an entry gains or loses its signatures or its row (the caller rebuilds)."""
+    ids, sig_lengths, row_lengths = layout["ids"], layout["sigs"], layout["rows"]
+    values = _signature_top(old_consequences)
+    keys = sorted([*values, "entries", "signatures"])
+    entry_items = [(i, len(i) + 3 + n) for i, n in zip(ids, row_lengths) if n >= 0]
+    sig_items = [(i, n) for i, n in zip(ids, sig_lengths) if n > 0]
+    lengths = {"entries": 2 + sum(n for _i, n in entry_items) + max(0, len(entry_items) - 1),
+               "signatures": 2 + sum(n for _i, n in sig_items) + max(0, len(sig_items) - 1)}
+    if old[:1] != b"{":
+        return None
+    at, starts = 1, {}
+    for n, key in enumerate(keys):
+        name = _dump(key) + b":"
+        if old[at:at + len(name)] != name:
+            return None
+        at += len(name)
+        starts[key] = at
+        length = lengths[key] if key in lengths else len(values[key])
+        if key not in lengths and old[at:at + length] != values[key]:
+            return None
+        at += length
+        if old[at:at + 1] != (b"}" if n == len(keys) - 1 else b","):
+            return None
+        at += 1
+    if at != len(old):
+        return None
+    previous: dict[str, list] = {i: [b"", None] for i in changed}
+    pieces: dict[str, bytes] = {}
+    for key, items, part in (("entries", entry_items, 1), ("signatures", sig_items, 0)):
+        start, end = starts[key], starts[key] + lengths[key]
+        body, cut, place = [], start, start + 1   # the bracket kept, each item then its comma
+        if old[start:start + 1] != b"[{"[part:part + 1] or old[end - 1:end] != b"]}"[part:part + 1]:
+            return None
+        for entry_id, length in items:
+            if old[place + length:place + length + 1] not in (b",", b"]}"[part:part + 1]):
+                return None   # not where the layout says an item ends
+            if entry_id in changed:
+                old_part = old[place:place + length]
+                new_part = changed[entry_id][part]
+                if new_part is None or (part == 0 and not new_part):
+                    return None
+                if part == 1:
+                    head = _entry_item(entry_id, b"")
+                    if not old_part.startswith(head):
+                        return None
+                    previous[entry_id][1] = old_part[len(head):]
+                    new_part = _entry_item(entry_id, new_part)
+                else:
+                    previous[entry_id][0] = old_part
+                body += [old[cut:place], new_part]
+                cut = place + length
+            place += length + 1
+        body.append(old[cut:end])
+        pieces[key] = b"".join(body)
+    for entry_id, (sigs, row) in changed.items():
+        if bool(previous[entry_id][0]) != bool(sigs) or (previous[entry_id][1] is None) != (row is None):
+            return None
+    new_values = _signature_top(consequences)
+    new_values.update(pieces)
+    spliced = b"{" + b",".join(_dump(key) + b":" + new_values[key] for key in keys) + b"}"
+    return spliced, {i: (bytes(p[0]), p[1]) for i, p in previous.items()}
 
 
 def build_signature_file(catalog: Catalog) -> bytes:
