@@ -11,7 +11,6 @@ takes unchanged entries and pages from the build cache.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import time
@@ -25,8 +24,8 @@ if TYPE_CHECKING:
     from ..config import SiteConfig
 from .stamps import (build_version, collect_assets, input_fingerprints, page_key, quick_settings, render_stamp,
                      same_inputs, theme_files)
-from .write import (OutputLock, SiteWriter, check_output_folder, output_intact, read_manifest, remove_leftovers,
-                    write_manifest)
+from .write import (OutputLock, SiteWriter, check_output_folder, file_digest, output_intact, read_manifest,
+                    remove_leftovers, write_manifest)
 
 @dataclass
 class BuildResult:
@@ -184,7 +183,8 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         incoming_links,
     )
     from .diagnosis_index import index_sections, store_sections
-    from .search import SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_parts
+    from .search import (SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_address,
+                         signature_parts)
 
     timings = timings or OFF
     keep_pages = memo is not None  # only a long-running caller reuses rendered pages in memory
@@ -219,7 +219,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         if project.inputs is not None:   # for `diagnose`, in .rootcause-cache/
             store_sections(root, project.inputs, config.base_url, index)
         del search_files, related
-        asset_names["signatures.json"] = f"{SIGNATURES}?v={hashlib.sha256(signatures).hexdigest()[:10]}"
+        asset_names["signatures.json"] = signature_address(file_digest(signatures))
 
     with timings.stage("render"):
         _release_free_memory()

@@ -45,6 +45,12 @@ MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
 
 
+def signature_address(digest: str) -> str:
+    """The address pages load signatures.json from, its hash (`write.file_digest`) in the query so
+    that a browser never keeps an old one."""
+    return f"{SIGNATURES}?v={digest[:10]}"
+
+
 def is_search_file(path: str) -> bool:
     """One of the search index's files (`build_search_files`), not signatures.json or the search page."""
     return path.startswith("search/") and path.endswith(".json") and path != SIGNATURES
@@ -267,15 +273,17 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
         at += 1
     if at != len(old):
         return None
+    view = memoryview(old)   # the unchanged runs are joined from here, not copied first
+    closing = {1: ord("}"), 0: ord("]")}
     previous: dict[str, list] = {i: [b"", None] for i in changed}
-    pieces: dict[str, bytes] = {}
+    pieces: dict[str, list] = {}
     for key, items, part in (("entries", entry_items, 1), ("signatures", sig_items, 0)):
         start, end = starts[key], starts[key] + lengths[key]
         body, cut, place = [], start, start + 1   # the bracket kept, each item then its comma
-        if old[start:start + 1] != b"[{"[part:part + 1] or old[end - 1:end] != b"]}"[part:part + 1]:
+        if old[start] != (ord("{") if part else ord("[")) or old[end - 1] != closing[part]:
             return None
         for entry_id, length in items:
-            if old[place + length:place + length + 1] not in (b",", b"]}"[part:part + 1]):
+            if old[place + length] not in (44, closing[part]):   # a comma, or the closing bracket
                 return None   # not where the layout says an item ends
             if entry_id in changed:
                 old_part = old[place:place + length]
@@ -290,18 +298,21 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
                     new_part = _entry_item(entry_id, new_part)
                 else:
                     previous[entry_id][0] = old_part
-                body += [old[cut:place], new_part]
+                body += [view[cut:place], new_part]
                 cut = place + length
             place += length + 1
-        body.append(old[cut:end])
-        pieces[key] = b"".join(body)
+        body.append(view[cut:end])
+        pieces[key] = body
     for entry_id, (sigs, row) in changed.items():
         if bool(previous[entry_id][0]) != bool(sigs) or (previous[entry_id][1] is None) != (row is None):
             return None
     new_values = _signature_top(consequences)
-    new_values.update(pieces)
-    spliced = b"{" + b",".join(_dump(key) + b":" + new_values[key] for key in keys) + b"}"
-    return spliced, {i: (bytes(p[0]), p[1]) for i, p in previous.items()}
+    segments: list = [b"{"]
+    for n, key in enumerate(keys):
+        segments.append(_dump(key) + b":")
+        segments += pieces[key] if key in pieces else [new_values[key]]
+        segments.append(b"}" if n == len(keys) - 1 else b",")
+    return b"".join(segments), {i: (bytes(p[0]), p[1]) for i, p in previous.items()}
 
 
 def build_signature_file(catalog: Catalog) -> bytes:

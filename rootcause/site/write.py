@@ -367,7 +367,8 @@ def file_clock(out: Path) -> int:
         return time.time_ns()
 
 
-def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], removed: set[str]) -> dict:
+def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], removed: set[str],
+                    digests: dict[str, str] | None = None) -> dict:
     """Write the few files of a rebuild into the site itself, each one whole (a temporary file
     renamed over the old), delete `removed`, and return the new state. The caller holds the
     output's lock and made sure the site is as `manifest` says. Only the files are atomic, not
@@ -386,7 +387,7 @@ def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], remove
             with os.fdopen(fd, "wb") as stream:
                 stream.write(data)
             os.replace(temporary, target)
-            files[relative] = file_digest(data)
+            files[relative] = digests[path] if digests and path in digests else file_digest(data)
         for path in sorted(removed):
             relative = safe_relative(path)
             try:
