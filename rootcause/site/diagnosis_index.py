@@ -223,10 +223,7 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
     # the next freshness test finds it changed. (Added or removed files change the listing.)
     if not before.unchanged(read):
         return None   # an input changed while it was being checked or hashed
-    record = before.record(hashes)
-    if not _write(root, before, record, base_url, sections):
-        return None
-    return content_key(record)
+    return _write(root, before, before.record(hashes), base_url, sections)
 
 
 def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> dict[str, bytes]:
@@ -333,10 +330,14 @@ def _bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int]
     return bodies, dict(sorted(places.items()))
 
 
-def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes]) -> bool:
-    header = {"format": FORMAT, "stat_digest": inputs.digest(), "key": content_key(record),
-              "base_url": base_url, "folders": inputs.folders}
-    return write_cache(root, NAME, KIND, header, {"inputs": _dump(record), **sections}, per_record=per_record(sections))
+def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes]) -> str | None:
+    """Write the index; its content key, or None when the project cannot hold it."""
+    key = content_key(record)
+    header = {"format": FORMAT, "stat_digest": inputs.digest(), "key": key, "base_url": base_url,
+              "folders": inputs.folders}
+    written = write_cache(root, NAME, KIND, header, {"inputs": _dump(record), **sections},
+                          per_record=per_record(sections))
+    return key if written else None
 
 
 def _dump(value) -> bytes:
