@@ -438,8 +438,20 @@ def _prune_shared(folder: Path) -> None:
     name them yet); the temporary files of dead writers go too."""
     import time
 
+    try:   # the folder itself, never one a link there points to
+        shared = os.open(folder / SHARED, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) |
+                         getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return
     try:
-        with os.scandir(folder / SHARED) as found:
+        _prune_in(folder, shared, time)
+    finally:
+        os.close(shared)
+
+
+def _prune_in(folder: Path, shared: int, time) -> None:
+    try:
+        with os.scandir(shared) as found:
             candidates = [(e.name, e.stat(follow_symlinks=False).st_mtime) for e in found]
     except OSError:
         return
@@ -466,7 +478,7 @@ def _prune_shared(folder: Path) -> None:
     for name, mtime in candidates:
         if name not in named and mtime < old:
             try:
-                os.unlink(folder / SHARED / name)
+                os.unlink(name, dir_fd=shared)
             except OSError:
                 pass
 

@@ -129,3 +129,21 @@ def test_a_kept_shared_section_is_not_pruned_by_another_writer(tmp_path: Path):
     reader.close()
     assert _write(tmp_path, small=SMALL, big=BIG[::-1])   # no file names it, and it is pruned later, not now
     assert shared.exists()
+
+
+def test_a_linked_sections_folder_is_neither_written_nor_pruned_through(tmp_path: Path):
+    """A `sections` link planted in the cache folder (by a pull request that commits it, say)
+    leads nowhere: large sections are then stored in the file itself, and nothing where the
+    link points is read, written or deleted."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    precious = elsewhere / ("0" * 64)
+    precious.write_bytes(b"not a cache")
+    old = precious.stat().st_mtime - cache.PRUNE_AFTER_S - 5
+    os.utime(precious, (old, old))
+    (tmp_path / cache.CACHE_FOLDER).mkdir()
+    _shared(tmp_path).symlink_to(elsewhere)
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    assert all(len(item) == 3 for item in sections(tmp_path / cache.CACHE_FOLDER / "test-file"))
+    assert _read(tmp_path).section("big") == BIG
+    assert sorted(p.name for p in elsewhere.iterdir()) == [precious.name] and precious.read_bytes() == b"not a cache"
