@@ -236,6 +236,10 @@ class CacheFile:
     def __contains__(self, name: str) -> bool:
         return name in self._layout
 
+    def names(self) -> list[str]:
+        """The file's sections, in the order written."""
+        return list(self._layout)
+
     def section(self, name: str, verify: bool | None = None) -> bytes | None:
         """The section's bytes; None if it is missing, cannot be read or fails its SHA-256. A
         section of records (`per_record` when written) is not hashed unless `verify`: its reader
@@ -299,6 +303,23 @@ def bucket_count(rows: int, per_bucket: int = 128) -> int:
 def bucket(key: str, count: int) -> int:
     """The section of `count` that the row `key` (an entry's id, a file's path) is kept in."""
     return zlib.crc32(key.encode("utf-8")) % count
+
+
+def bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int] | None = None) -> tuple[dict, dict]:
+    """Records cut into `count` bucket bodies (only those in `only`), in the order of their keys,
+    joined by `join`; and their places: key → [bucket, offset, length, CRC-32]."""
+    split: dict[int, list[str]] = {}
+    for key in sorted(records):
+        split.setdefault(bucket(key, count), []).append(key)
+    bodies, places = {}, {}
+    for k in range(count) if only is None else sorted(only):
+        offset = 0
+        for key in split.get(k, []):
+            body = records[key]
+            places[key] = [k, offset, len(body), zlib.crc32(body)]
+            offset += len(body) + len(join)
+        bodies[k] = join.join(records[key] for key in split.get(k, []))
+    return bodies, dict(sorted(places.items()))
 
 
 @dataclass(frozen=True)

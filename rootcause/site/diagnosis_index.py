@@ -33,8 +33,8 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket, bucket_count, content_key, read_cache, still_fresh,
-                     write_cache)
+from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket, bucket_count, bucketed, content_key, read_cache,
+                     still_fresh, write_cache)
 from ..files import relative_path_problem
 from ..matching.anchors import (
     CorruptIndex,  # what a section of a fresh index that turns out damaged raises
@@ -232,8 +232,8 @@ def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> 
     table, consequences = table_sections(data), data["consequences"]
     rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
     count = bucket_count(len(rows))
-    entries, entry_index = _bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
-    search, search_index = _bucketed(dict(search_files), count, b"")
+    entries, entry_index = bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
+    search, search_index = bucketed(dict(search_files), count, b"")
     return {"table": table[0], "records": table[1], "entry_index": _dump(entry_index),
             "consequences": _dump(consequences or {}), "search_index": _dump(search_index),
             **{f"entries.{k}": body for k, body in entries.items()},
@@ -251,10 +251,11 @@ def table_sections(signatures: dict) -> tuple[bytes, bytes]:
 def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | None], files: dict[str, bytes],
                      removed: set[str], consequences: dict, table: tuple[bytes, bytes] | None) -> dict:
     """The sections of an index after a rebuild changed a few entries, from the index's sections
-    as `source` holds them (each named `prefix` + its name; the site model keeps a copy):
-    the entries' new `rows` (as signatures.json has them; None: no signatures), the search files
-    written and `removed`, the declared consequences and the new (table, records), or None when
-    the signatures did not change. The buckets nothing changed in are `cache.Kept`."""
+    as `source` holds them (each named `prefix` + its name; the site model keeps a copy): the
+    changed entries' `rows` (as signatures.json has them; None: no signatures), the search files
+    written and `removed`, the declared consequences, and `table`, the new (table, records)
+    sections, or None to keep the old ones (the signatures did not change). The buckets nothing
+    changed in are `cache.Kept`."""
     def json_of(name: str):
         data = source.section(prefix + name)
         if data is None:
@@ -283,7 +284,7 @@ def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | Non
                     raise CorruptIndex(f"a record of section '{kind}.{k}' fails its checksum")
                 lines[key] = line
         lines.update(new)
-        bodies, moved = _bucketed(lines, count, join, touched)
+        bodies, moved = bucketed(lines, count, join, touched)
         for key in [key for key, place in places.items() if place[0] in touched]:
             del places[key]
         places.update(moved)
@@ -301,33 +302,15 @@ def index_buckets(sections) -> int:
 
 
 def _count(source: CacheFile, prefix: str) -> int:
-    count = 0
-    while f"{prefix}entries.{count}" in source:
-        count += 1
-    if not 1 <= count <= MAX_BUCKETS:
-        raise CorruptIndex("the index has no entries sections")
+    """`index_buckets` of the index whose sections `source` holds under `prefix`, checked."""
+    count = index_buckets(name[len(prefix):] for name in source.names() if name.startswith(prefix))
+    if not 1 <= count <= MAX_BUCKETS or f"{prefix}entries.{count - 1}" not in source:
+        raise CorruptIndex("the index's entries sections are not numbered 0 to N-1")
     return count
 
 
 def _entry_line(entry_id: str, row: bytes) -> bytes:
     return b'["' + entry_id.encode() + b'",' + row + b"]"
-
-
-def _bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int] | None = None) -> tuple[dict, dict]:
-    """Records cut into `count` bucket bodies (only those in `only`), in the order of their keys,
-    joined by `join`; and their places: key → [bucket, offset, length, CRC-32]."""
-    split: dict[int, list[str]] = {}
-    for key in sorted(records):
-        split.setdefault(bucket(key, count), []).append(key)
-    bodies, places = {}, {}
-    for k in range(count) if only is None else sorted(only):
-        offset = 0
-        for key in split.get(k, []):
-            body = records[key]
-            places[key] = [k, offset, len(body), zlib.crc32(body)]
-            offset += len(body) + len(join)
-        bodies[k] = join.join(records[key] for key in split.get(k, []))
-    return bodies, dict(sorted(places.items()))
 
 
 def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes]) -> str | None:

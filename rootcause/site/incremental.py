@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, input_folders
+from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -108,16 +108,6 @@ def _card(data: list) -> Card:
     return Card(*[tuple(v) if isinstance(v, list) else v for v in data])
 
 
-def _lines(records: list[tuple[str, bytes]]) -> tuple[bytes, dict[str, list[int]]]:
-    """A section of one record per line and its index (name → [offset, length, CRC-32])."""
-    index, offset, body = {}, 0, []
-    for name, line in records:
-        index[name] = [offset, len(line), zlib.crc32(line)]
-        body.append(line)
-        offset += len(line) + 1
-    return b"\n".join(body), index
-
-
 def _weight_line(group: str, tokens: dict[str, dict[int, float]]) -> bytes:
     """A weight group as one line, tokens and entry numbers in order: the same line whichever
     order a rebuild added them in."""
@@ -127,15 +117,8 @@ def _weight_line(group: str, tokens: dict[str, dict[int, float]]) -> bytes:
 def _weight_sections(lines: dict[str, bytes], count: int, only: set[int] | None = None) -> tuple[dict, dict]:
     """The weight sections (`weights.K`, one line per group) of the buckets in `only` (all by
     default), and their part of the index: group → [bucket, offset, length, CRC-32]."""
-    split: dict[int, list[tuple[str, bytes]]] = {}
-    for group in sorted(lines):
-        split.setdefault(bucket(group, count), []).append((group, lines[group]))
-    sections, index = {}, {}
-    for k in range(count) if only is None else sorted(only):
-        body, places = _lines(split.get(k, []))
-        sections[f"weights.{k}"] = body
-        index.update({group: [k, *place] for group, place in places.items()})
-    return sections, index
+    bodies, index = bucketed(lines, count, b"\n", only)
+    return {f"weights.{k}": body for k, body in bodies.items()}, index
 
 
 def _entry_sections(rows: dict[str, dict], count: int, only: set[int] | None = None) -> dict[str, bytes]:
@@ -178,7 +161,8 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
              "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages,
              "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index)}
     return {"model": _dump(model), "weights_index": _dump(dict(sorted(weights_index.items()))),
-            "siglayout": _dump(signature_layout(parts)), **_entry_sections(rows, count), **weights, **{INDEX + name: body for name, body in index.items()}}
+            "siglayout": _dump(signature_layout(parts)), **_entry_sections(rows, count), **weights,
+            **{INDEX + name: body for name, body in index.items()}}
 
 
 # -- the rebuild ----------------------------------------------------------------------------------

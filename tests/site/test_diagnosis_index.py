@@ -118,7 +118,7 @@ def test_check_and_build_store_the_index_and_a_failing_check_does_not(own_projec
     read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
     records = [json.loads(line) for line in read.section("records").splitlines()]
     assert records == site["signatures"]
-    count = diagnosis_index.index_buckets(read._layout)
+    count = diagnosis_index.index_buckets(read.names())
     rows = dict(json.loads(line) for k in range(count) for line in read.section(f"entries.{k}").splitlines())
     assert rows == site["entries"] and json.loads(read.section("consequences")) == site["consequences"]
     places = json.loads(read.section("search_index"))
