@@ -218,6 +218,10 @@ def still_fresh(recorded: dict[str, list], now: Inputs) -> bool:
 SHARED = "sections"         # the folder of sections stored beside the files that name them
 SHARE_BYTES = 64 << 10      # sections at least this long are stored there
 PRUNE_AFTER_S = 120         # a shared section no file names is removed once it is this old
+#: shared sections are opened, listed and removed relative to their folder's descriptor, so that
+#: no link is followed; where the system cannot, every section stays in its file
+CAN_SHARE = (hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
+             and os.scandir in os.supports_fd)
 
 
 class CacheFile:
@@ -369,7 +373,7 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
                 layout[item[0]] = (fd, offset, item[1], item[2], False)
                 offset += item[1]
                 continue
-            if not _is_digest(item[2]):
+            if not _is_digest(item[2]) or not CAN_SHARE:
                 raise ValueError
             if shared_folder < 0:   # never through a link, the folder's neither
                 shared_folder = os.open(folder / SHARED, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) |
@@ -421,7 +425,7 @@ def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[s
                     return False
                 items.append([key, length, digest])
                 inline.append(value)
-            elif len(value) >= SHARE_BYTES and _real_folder(shared_folder, create=True):
+            elif CAN_SHARE and len(value) >= SHARE_BYTES and _real_folder(shared_folder, create=True):
                 digest = hashlib.sha256(value).hexdigest()
                 _write_atomically(shared_folder, digest, (value,))
                 items.append([key, len(value), digest, "shared"])
@@ -459,6 +463,8 @@ def _prune_shared(folder: Path) -> None:
     name them yet); the temporary files of dead writers go too."""
     import time
 
+    if not CAN_SHARE:
+        return
     try:   # the folder itself, never one a link there points to
         shared = os.open(folder / SHARED, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) |
                          getattr(os, "O_CLOEXEC", 0))

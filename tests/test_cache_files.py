@@ -147,3 +147,14 @@ def test_a_linked_sections_folder_is_neither_written_nor_pruned_through(tmp_path
     assert all(len(item) == 3 for item in sections(tmp_path / cache.CACHE_FOLDER / "test-file"))
     assert _read(tmp_path).section("big") == BIG
     assert sorted(p.name for p in elsewhere.iterdir()) == [precious.name] and precious.read_bytes() == b"not a cache"
+
+
+def test_where_sections_cannot_be_shared_safely_they_stay_in_the_file(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(cache, "CAN_SHARE", False)
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    assert all(len(item) == 3 for item in sections(tmp_path / cache.CACHE_FOLDER / "test-file"))
+    assert _read(tmp_path).section("big") == BIG
+    monkeypatch.setattr(cache, "CAN_SHARE", True)
+    assert _write(tmp_path, small=SMALL, big=BIG)   # shared, then read by a system that cannot
+    monkeypatch.setattr(cache, "CAN_SHARE", False)
+    assert _read(tmp_path) is None   # a miss, never an error
