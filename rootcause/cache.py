@@ -22,8 +22,8 @@ sees a whole old file or a whole new one. A large section lives beside the file 
 `sections/<its SHA-256>`, where the next file can refer to it again (`CacheFile.kept`) without
 writing or hashing it: a rebuild that changed a few records of a site model writes those, not the
 model. A reader opens every section it refers to with its header, so a section pruned later
-(none of the cache files names it any more) stays readable to it. The folder must be a real folder of the project (a
-symbolic link there is neither read nor written through) and carries its own `.gitignore` and
+(none of the cache files names it any more) stays readable to it. The folder must be a real
+folder of the project (a symbolic link there is neither read nor written through) and carries its own `.gitignore` and
 `CACHEDIR.TAG`, so that neither git nor backup tools pick it up in a project whose .gitignore
 lacks it. A project folder that cannot be written simply goes without a cache.
 """
@@ -35,6 +35,7 @@ import json
 import os
 import secrets
 import stat
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -338,6 +339,18 @@ def _is_digest(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
 
 
+def _header(fd: int) -> tuple[dict, int]:
+    """A cache file's header and where its first section begins; ValueError if it has none."""
+    head = os.pread(fd, len(MAGIC) + MAX_HEADER_BYTES, 0)
+    end = head.find(b"\n", len(MAGIC))
+    if not head.startswith(MAGIC) or end < 0:
+        raise ValueError("no header")
+    header = json.loads(head[len(MAGIC):end])
+    if not isinstance(header, dict):
+        raise ValueError("a header that is not a mapping")
+    return header, end + 1
+
+
 def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
     """The cache file `name`, or None if it is missing, not a regular file in a real cache
     folder, of another kind or format, or not whole (its sections do not add up to its size, or a
@@ -355,15 +368,10 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
         size = os.fstat(fd)
         if not stat.S_ISREG(size.st_mode) or size.st_size > MAX_CACHE_BYTES:
             raise ValueError
-        head = os.pread(fd, len(MAGIC) + MAX_HEADER_BYTES, 0)
-        end = head.find(b"\n", len(MAGIC))
-        if not head.startswith(MAGIC) or end < 0:
-            raise ValueError
-        header = json.loads(head[len(MAGIC):end])
-        if not isinstance(header, dict) or header.get("kind") != kind or not isinstance(header.get("sections"), list):
+        header, offset = _header(fd)
+        if header.get("kind") != kind or not isinstance(header.get("sections"), list):
             raise ValueError
         layout: dict[str, tuple[int, int, int, str, bool]] = {}
-        offset = end + 1
         for item in header["sections"]:
             if not (isinstance(item, list) and len(item) in (3, 4) and isinstance(item[0], str)
                     and isinstance(item[1], int) and not isinstance(item[1], bool) and 0 <= item[1] <= MAX_CACHE_BYTES
@@ -461,8 +469,6 @@ def _prune_shared(folder: Path) -> None:
     """Remove the shared sections that no cache file in `folder` names and that were neither
     written nor kept in the last PRUNE_AFTER_S seconds (a build writing its file meanwhile may
     name them yet); the temporary files of dead writers go too."""
-    import time
-
     if not CAN_SHARE:
         return
     try:   # the folder itself, never one a link there points to
@@ -471,43 +477,33 @@ def _prune_shared(folder: Path) -> None:
     except OSError:
         return
     try:
-        _prune_in(folder, shared, time)
-    finally:
-        os.close(shared)
-
-
-def _prune_in(folder: Path, shared: int, time) -> None:
-    try:
         with os.scandir(shared) as found:
             candidates = [(e.name, e.stat(follow_symlinks=False).st_mtime) for e in found]
+        named: set[str] = set()
+        for entry in os.scandir(folder) if candidates else ():
+            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+                continue
+            try:
+                fd = os.open(entry.path, _OPEN_FLAGS)
+                try:
+                    header, _start = _header(fd)
+                finally:
+                    os.close(fd)
+                named.update(item[2] for item in header.get("sections", [])
+                             if isinstance(item, list) and len(item) == 4 and isinstance(item[2], str))
+            except (OSError, ValueError, TypeError, RecursionError):
+                continue
+        old = time.time() - PRUNE_AFTER_S
+        for name, mtime in candidates:
+            if name not in named and mtime < old:
+                try:
+                    os.unlink(name, dir_fd=shared)
+                except OSError:
+                    pass
     except OSError:
         return
-    if not candidates:
-        return
-    named: set[str] = set()
-    for entry in os.scandir(folder):
-        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            fd = os.open(entry.path, _OPEN_FLAGS)
-            try:
-                head = os.pread(fd, len(MAGIC) + MAX_HEADER_BYTES, 0)
-            finally:
-                os.close(fd)
-            end = head.find(b"\n", len(MAGIC))
-            if head.startswith(MAGIC) and end > 0:
-                for item in json.loads(head[len(MAGIC):end]).get("sections", []):
-                    if isinstance(item, list) and len(item) == 4 and isinstance(item[2], str):
-                        named.add(item[2])
-        except (OSError, ValueError, AttributeError, RecursionError):
-            continue
-    old = time.time() - PRUNE_AFTER_S
-    for name, mtime in candidates:
-        if name not in named and mtime < old:
-            try:
-                os.unlink(name, dir_fd=shared)
-            except OSError:
-                pass
+    finally:
+        os.close(shared)
 
 
 # -- records by key (the build cache) ----------------------------------------------------------------
