@@ -37,6 +37,7 @@ import secrets
 import stat
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -325,6 +326,28 @@ def bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int] 
             offset += len(body) + len(join)
         bodies[k] = join.join(records[key] for key in split.get(k, []))
     return bodies, dict(sorted(places.items()))
+
+
+def patch_buckets(places: dict[str, list], read: Callable[[int], bytes | None], new: dict[str, bytes],
+                  gone: set[str], count: int, join: bytes) -> tuple[dict[int, bytes], dict[str, list]]:
+    """Records cut by `bucketed` (their `places`), with the records of `new` put in and those
+    of `gone` taken out: the bodies of the buckets this touches (the others stay as they are)
+    and every record's place. The records kept in a touched bucket are read from its old body
+    (`read(bucket)`) and checked against their CRC-32; ValueError when one fails it."""
+    touched = {bucket(key, count) for key in (*new, *gone)}
+    records = {}
+    for key, (k, offset, length, check) in places.items():
+        if k in touched and key not in new and key not in gone:
+            body = read(k)
+            record = body[offset:offset + length] if body is not None else b""
+            if len(record) != length or zlib.crc32(record) != check:
+                raise ValueError(f"a record of bucket {k} fails its checksum")
+            records[key] = record
+    records.update(new)
+    bodies, moved = bucketed(records, count, join, touched)
+    kept = {key: place for key, place in places.items() if place[0] not in touched}
+    kept.update(moved)
+    return bodies, dict(sorted(kept.items()))
 
 
 @dataclass(frozen=True)

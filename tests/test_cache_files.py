@@ -158,3 +158,21 @@ def test_where_sections_cannot_be_shared_safely_they_stay_in_the_file(tmp_path: 
     assert _write(tmp_path, small=SMALL, big=BIG)   # shared, then read by a system that cannot
     monkeypatch.setattr(cache, "CAN_SHARE", False)
     assert _read(tmp_path) is None   # a miss, never an error
+
+
+def test_patched_buckets_are_the_buckets_of_the_patched_records():
+    records = {f"key-{n}": f"record {n}".encode() * (n % 5 + 1) for n in range(200)}
+    bodies, places = cache.bucketed(records, 7, b"\n")
+    new = {"key-3": b"changed", "key-999": b"added"}
+    gone = {"key-10", "key-11"}
+    patched, patched_places = cache.patch_buckets(places, bodies.get, new, gone, 7, b"\n")
+    expected = {key: body for key, body in {**records, **new}.items() if key not in gone}
+    all_bodies, all_places = cache.bucketed(expected, 7, b"\n")
+    touched = {cache.bucket(key, 7) for key in (*new, *gone)}
+    assert patched == {k: all_bodies[k] for k in touched} and patched_places == all_places
+    damaged = dict(bodies)
+    k, offset, _length, _crc = places["key-4"]
+    damaged[k] = damaged[k][:offset] + b"X" + damaged[k][offset + 1:]
+    neighbour = next(key for key in records if cache.bucket(key, 7) == k and key != "key-4")
+    with pytest.raises(ValueError):   # a record kept in a touched bucket is checked
+        cache.patch_buckets(places, damaged.get, {neighbour: b"y"}, set(), 7, b"\n")

@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket, bucket_count, bucketed, content_key, read_cache,
+from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket_count, bucketed, content_key, patch_buckets, read_cache,
                      still_fresh, write_cache)
 from ..files import relative_path_problem
 from ..matching.anchors import (
@@ -274,23 +274,16 @@ def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | Non
              {i: _entry_line(i, row) for i, row in rows.items() if row is not None},
              {i for i, row in rows.items() if row is None}, b"\n"),
             ("search", "search_index", search_index, files, removed, b"")):
-        touched = {bucket(key, count) for key in (*new, *gone)}
-        lines = {}
-        for key, (k, offset, length, check) in places.items():
-            if k in touched and key not in new and key not in gone:
-                blob = source.section(f"{prefix}{kind}.{k}", verify=False)
-                line = blob[offset:offset + length] if blob is not None else b""
-                if len(line) != length or zlib.crc32(line) != check:
-                    raise CorruptIndex(f"a record of section '{kind}.{k}' fails its checksum")
-                lines[key] = line
-        lines.update(new)
-        bodies, moved = bucketed(lines, count, join, touched)
-        for key in [key for key, place in places.items() if place[0] in touched]:
-            del places[key]
-        places.update(moved)
-        sections[index_name] = _dump(dict(sorted(places.items())))
+        def read(k: int, kind: str = kind) -> bytes | None:
+            return source.section(f"{prefix}{kind}.{k}", verify=False)
+
+        try:
+            bodies, places = patch_buckets(places, read, new, gone, count, join)
+        except ValueError as exc:
+            raise CorruptIndex(f"section '{kind}': {exc}") from None
+        sections[index_name] = _dump(places)
         for k in range(count):
-            sections[f"{kind}.{k}"] = bodies[k] if k in touched else source.kept(f"{prefix}{kind}.{k}")
+            sections[f"{kind}.{k}"] = bodies[k] if k in bodies else source.kept(f"{prefix}{kind}.{k}")
     if any(value is None for value in sections.values()):
         raise CorruptIndex("a section of the index is missing")
     return {name: sections[name] for name in section_names(count) if name != "inputs"}

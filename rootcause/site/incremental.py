@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders
+from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -671,21 +671,11 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
     new = {"model": _dump(model), "siglayout": _dump(layout), **_entry_sections(rows, count, touched)}
     new.update({INDEX + name: body for name, body in index.items()})
     if groups:
-        index = _json(state, "weights_index")
-        moved = {bucket(group, count) for group in groups}
-        lines = {}
-        for group, place in index.items():
-            k, offset, length, _check = place
-            if k in moved and group not in groups:
-                blob = state.section(f"weights.{k}", verify=False)
-                if blob is None:
-                    raise _Fallback(f"weights.{k} damaged")
-                lines[group] = blob[offset:offset + length]
-        lines.update({group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens})
-        weights, places = _weight_sections(lines, count, moved)
-        new.update(weights)
-        index = {group: place for group, place in index.items() if place[0] not in moved}
-        index.update(places)
-        new["weights_index"] = _dump(dict(sorted(index.items())))
+        bodies, places = patch_buckets(_json(state, "weights_index"),
+                                       lambda k: state.section(f"weights.{k}", verify=False),
+                                       {group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens},
+                                       {group for group, tokens in groups.items() if not tokens}, count, b"\n")
+        new.update({f"weights.{k}": body for k, body in bodies.items()})
+        new["weights_index"] = _dump(places)
     kept = _kept(state, [name for name in names if name not in new])
     return {name: new[name] if name in new else kept[name] for name in names}
