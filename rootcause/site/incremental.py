@@ -71,7 +71,8 @@ MAX_CHANGED = 16
 #: so that a rebuild writes (and hashes) the few its change touched and keeps the others as they are
 BY_ENTRY = ("entries", "cards", "related", "examples")
 WHOLE = ("model", "weights_index", "siglayout")
-INDEX = "index."   # the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)
+#: the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)
+INDEX = "index."
 
 
 def section_names(model: dict) -> list[str]:
@@ -318,16 +319,17 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                 stat = now.stats[old_entries[entry_id][0]]
                 old_entries[entry_id][1] = list(stat) if stat else None
             names = section_names(model)
-            touched = {f"entries.{bucket(entry_id, model['buckets'])}" for entry_id in changed}
-            sections = _kept(state, [name for name in names if name not in touched])
-            for name in touched:
-                k = int(name.rsplit(".", 1)[1])
-                sections[name] = _dump({i: row for i, row in old_entries.items() if bucket(i, model["buckets"]) == k})
+            count = model["buckets"]
+            touched = {bucket(entry_id, count) for entry_id in changed}
+            sections = {f"entries.{k}": _dump({i: row for i, row in old_entries.items() if bucket(i, count) == k})
+                        for k in touched}
+            sections.update(_kept(state, [name for name in names if name not in sections]))
             write_manifest(out, root, {**manifest, "inputs": fingerprint}, {name: sections[name] for name in names},
                            per_record=per_record(names))
         return Outcome(len(old_entries), model["pages"], len(manifest["files"]), 0, 0, 0)
 
-    related = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
+    related = {entry_id: [tuple(link) for link in links]
+               for entry_id, links in _by_entry(state, model, "related").items()}
     old_consequences = consequences_of(related)
     with timings.stage("cross-check"):
         for entry_id, loaded in fresh.items():
@@ -414,7 +416,8 @@ def _collides(state, model: dict, fresh: dict[str, LoadedEntry], related: dict, 
     """Would the full check report E035 for a changed entry, one way or the other?"""
     from ..matching.anchors import SignatureTable
 
-    table = SignatureTable.from_records(_json(state, INDEX + "table"), lambda: state.section(INDEX + "records", verify=False))
+    table = SignatureTable.from_records(_json(state, INDEX + "table"),
+                                        lambda: state.section(INDEX + "records", verify=False))
     allowed = {entry_id: _allowed(entry_id, related) for entry_id in fresh}
     # the changed entries' examples against every other signature
     for entry_id, loaded in fresh.items():
@@ -671,10 +674,10 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
     new = {"model": _dump(model), "siglayout": _dump(layout), **_entry_sections(rows, count, touched)}
     new.update({INDEX + name: body for name, body in index.items()})
     if groups:
+        lines = {group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens}
         bodies, places = patch_buckets(_json(state, "weights_index"),
                                        lambda k: state.section(f"weights.{k}", verify=False),
-                                       {group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens},
-                                       {group for group, tokens in groups.items() if not tokens}, count, b"\n")
+                                       lines, set(groups) - set(lines), count, b"\n")
         new.update({f"weights.{k}": body for k, body in bodies.items()})
         new["weights_index"] = _dump(places)
     kept = _kept(state, [name for name in names if name not in new])
