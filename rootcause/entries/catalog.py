@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..collector import paused
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
@@ -269,6 +270,7 @@ def _stat_key(path: Path) -> tuple[int, int, int]:
     return stat.st_size, stat.st_mtime_ns, stat.st_mode
 
 
+@paused()
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
                  workers: int | None = None, memo: dict | None = None, store=None, version: str = "",
                  timings=None) -> Catalog:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..collector import paused
 from ..errors import RootcauseError
 
 if TYPE_CHECKING:
@@ -57,6 +58,7 @@ def _tell(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+@paused()
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
           memo: dict | None = None, wait: float = LOCK_WAIT, timings=None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
@@ -153,6 +155,7 @@ def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
     return files
 
 
+@paused()
 def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
                 timings=None, stats: dict | None = None, writer=None, others: str | None = None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready;

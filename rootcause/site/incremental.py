@@ -23,7 +23,6 @@ it returns None and the full build runs, which reports exactly as a cold one doe
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sys
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets
+from ..collector import paused
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -235,12 +235,9 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
     state = open_state(out, root)
     if state is None:
         return None
-    # the model is millions of small objects and the rebuild makes little garbage: the cyclic
-    # collector's passes over them would be a sixth of its time at 10,000 entries
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        return _rebuild(root, out, config, fingerprint, others, state, timings or OFF, seen)
+        with paused():   # the model is millions of small objects (see `collector`)
+            return _rebuild(root, out, config, fingerprint, others, state, timings or OFF, seen)
     except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         # a model this code cannot read is never trusted, and a file of the site that cannot be
         # read back (gone since it was checked) is rewritten: the full build runs
@@ -249,8 +246,6 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
         return None
     finally:
         state.close()
-        if collecting:
-            gc.enable()
 
 
 def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings, seen) -> Outcome | None:
