@@ -570,30 +570,9 @@ class RecordStore:
         self.used.add(key)
         if not self.enabled or not self.read:
             return None
-        try:
-            fd = os.open(self._file(key), _OPEN_FLAGS)
-        except OSError:
-            self.misses += 1
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_BYTES:
-                raise ValueError
-            chunks, left = [], st.st_size
-            while left > 0:
-                chunk = os.read(fd, left)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            data = b"".join(chunks)
-        except (OSError, ValueError):
-            self.misses += 1
-            return None
-        finally:
-            os.close(fd)
+        data = _read_record_file(self._file(key))
         head = len(RECORD_MAGIC) + 64 + 1
-        if (len(data) < head or not data.startswith(RECORD_MAGIC) or data[head - 1:head] != b"\n"
+        if (data is None or len(data) < head or not data.startswith(RECORD_MAGIC) or data[head - 1:head] != b"\n"
                 or hashlib.sha256(data[head:]).hexdigest().encode() != data[len(RECORD_MAGIC):head - 1]):
             self.misses += 1
             return None
@@ -601,18 +580,23 @@ class RecordStore:
         return data[head:]
 
     def put(self, key: str, body: bytes) -> None:
+        """Store `body` under `key`. A record already holding these exact bytes is left as it is:
+        replacing a file costs the file system several times what reading it does, and a build
+        with `--force` puts every record again."""
         self.used.add(key)
         if not self.enabled:
             return
         target = self._file(key)
+        record = RECORD_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
+        if _read_record_file(target, len(record)) == record:
+            return
         temporary = f"{os.fspath(self.folder)}/.{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
                          getattr(os, "O_CLOEXEC", 0), 0o644)
             try:
                 with os.fdopen(fd, "wb") as stream:
-                    stream.write(RECORD_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n")
-                    stream.write(body)
+                    stream.write(record)
                 os.replace(temporary, target)
             except BaseException:
                 try:
@@ -640,6 +624,31 @@ class RecordStore:
             except OSError:
                 pass
         return removed
+
+
+def _read_record_file(path: str, size: int | None = None) -> bytes | None:
+    """The bytes of a record file, or None when it is missing, not a regular file (a link is not
+    followed), larger than a record can be or, with `size`, of another size."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_BYTES or (size is not None and st.st_size != size):
+            return None
+        chunks, left = [], st.st_size
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _real_folder(folder: Path, create: bool) -> bool:

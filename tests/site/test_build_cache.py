@@ -182,6 +182,32 @@ def test_damaged_cache_files_are_rebuilt_not_trusted(project: Path):
     assert again.up_to_date or (again.checked, again.rendered) == (0, 0)
 
 
+def test_a_forced_build_rewrites_only_the_records_whose_bytes_differ(project: Path, tmp_path: Path):
+    """`--force` checks and renders everything again; a record that already holds the bytes it
+    would write is left in place (same inode), a damaged one is replaced, and a record planted
+    as a symbolic link is replaced by a file without writing through the link."""
+    records = sorted((project / ".rootcause-cache" / "build-entries").iterdir())
+    before = {p.name: p.stat().st_ino for p in records}
+    damaged, planted = records[0], records[1]
+    flipped = bytearray(damaged.read_bytes())
+    flipped[-5] ^= 0x20
+    damaged.write_bytes(bytes(flipped))
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(planted.read_bytes())
+    planted.unlink()
+    planted.symlink_to(outside)
+    result = build(project, progress=False, force=True)
+    assert result.checked == result.entries and result.rendered == result.pages
+    after = {p.name: p.stat().st_ino for p in records}
+    assert after == {**before, damaged.name: after[damaged.name], planted.name: after[planted.name]}
+    assert after[damaged.name] != before[damaged.name] and damaged.read_bytes() != bytes(flipped)
+    assert not planted.is_symlink() and planted.read_bytes() == outside.read_bytes()
+    assert files_of(project / "site") == site_files(project)
+    (project / "entries" / f"{lonely_entry(project)}.yaml").touch()   # a rebuild then reads every record
+    again = build(project, progress=False)
+    assert again.checked == 0 and again.rendered == 0
+
+
 def test_a_cache_from_another_code_version_is_not_used(project: Path, monkeypatch):
     monkeypatch.setattr(builder, "build_version", lambda: "another version of the code")
     result = rebuild_matches_cold(project)
