@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import copy_bundled_project, run_cli
 
 HOSTILE = Path(__file__).resolve().parent
 TIMEOUT = 60
@@ -62,15 +62,26 @@ def test_a_theme_template_cannot_run_commands(small_project: Path):
     assert site_files(small_project / "site") == before
 
 
-def test_every_template_renders_in_the_sandbox(small_project: Path):
-    """The bundled templates need nothing the sandbox refuses: the whole site builds in it."""
+def test_with_a_theme_folder_every_template_renders_in_the_sandbox(tmp_path: Path):
+    """A site with a theme folder renders all its templates, the bundled ones too, in the sandbox;
+    they need nothing it refuses, and the site is byte for byte the one built without a theme
+    folder (where only the bundled templates run, outside the sandbox). On the bundled entries,
+    so that every branch of the templates is taken."""
     from jinja2.sandbox import SandboxedEnvironment
 
     from rootcause.config import load_config
     from rootcause.site.builder import build
     from rootcause.site.render import Renderer
 
-    config, _ = load_config(small_project)
-    assert isinstance(Renderer(config, small_project, {}).env, SandboxedEnvironment)
-    result = build(small_project, progress=False)
-    assert result.pages > 10 and (small_project / "site" / "coverage" / "index.html").is_file()
+    project = copy_bundled_project(tmp_path / "project")
+    config, _ = load_config(project)
+    assert not isinstance(Renderer(config, project, {}).env, SandboxedEnvironment)
+    plain = build(project, progress=False, out=tmp_path / "plain")
+    (project / "mytheme" / "templates").mkdir(parents=True)
+    site_yml = project / "site.yml"
+    site_yml.write_text(site_yml.read_text() + "theme: mytheme\n")
+    config, _ = load_config(project)
+    assert isinstance(Renderer(config, project, {}).env, SandboxedEnvironment)
+    themed = build(project, progress=False, out=tmp_path / "themed")
+    assert themed.pages == plain.pages > 10 and (tmp_path / "themed" / "coverage" / "index.html").is_file()
+    assert site_files(tmp_path / "themed") == site_files(tmp_path / "plain")
