@@ -29,6 +29,7 @@ from ..matching.signatures import (
     AnchorIndex,
     CompiledSignature,
     compile_signature,
+    marked_lines,
     find_matches,
     parse_text,
 )
@@ -144,6 +145,7 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
     signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
+        compiled.marks.update((log, marked_lines(compiled, log, compiled.step_regexes)) for log in signature.example_logs)
         compiled.release()
     loaded = LoadedEntry(entry, shown, located.slim(_kept_position), signatures)
     loaded.search_weights = entry_weights(loaded)
@@ -185,7 +187,9 @@ def entry_record(result: tuple[LoadedEntry | None, list[Diagnostic]]) -> bytes:
                       values=[[list(k), *v] for k, v in loaded.located.values.items()],
                       keys=[[list(k), *v] for k, v in loaded.located.keys.items()],
                       weights=loaded.search_weights,
-                      compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless]] for sig in loaded.signatures])
+                      compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless]] for sig in loaded.signatures],
+                      marks=[[sig.marks.get(log, ()) for log in spec.example_logs]
+                             for sig, spec in zip(loaded.signatures, loaded.entry.signatures)])
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -200,6 +204,26 @@ def _compiled(step: list, source: str | None):
             and isinstance(step[2], str) and type(step[3]) is int):
         raise ValueError("compiled step does not match its pattern")
     return Compiled(source=step[0], regex=step[1], anchor=step[2], literal_chars=step[3])
+
+
+def _marks(marks: list, logs: list[str]) -> dict:
+    """An example's `marked_lines` from a record, checked: one list per example, of lines in
+    order, each (line, start, end) within that line."""
+    if not isinstance(marks, list) or len(marks) != len(logs):
+        raise ValueError("one list of marks per example")
+    out = {}
+    for log, marked in zip(logs, marks):
+        lines = log.rstrip("\n").split("\n")
+        previous = -1
+        for item in marked:
+            if not (isinstance(item, list) and len(item) == 3 and all(type(v) is int for v in item)):
+                raise ValueError("a mark is three integers")
+            number, start, end = item
+            if not previous < number < len(lines) or not ((start, end) == (-1, -1) or 0 <= start < end <= len(lines[number])):
+                raise ValueError("a mark outside its example")
+            previous = number
+        out[log] = tuple(tuple(item) for item in marked)
+    return out
 
 
 def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, list[Diagnostic]]:
@@ -218,8 +242,8 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
         weights = {str(t): float(w) for t, w in record["weights"].items()}
         path = str(record["path"])
         compiled = record["compiled"]
-        if len(compiled) != len(entry.signatures):
-            raise ValueError("one compiled signature per signature")
+        if len(compiled) != len(entry.signatures) or len(record["marks"]) != len(entry.signatures):
+            raise ValueError("one compiled signature and one list of marks per signature")
         signatures = []
         for i, (sig, (steps, unless)) in enumerate(zip(entry.signatures, compiled)):
             sources = [m.pattern if m.pattern is not None else m.regex for m in sig.lines] if sig.lines is not None \
@@ -230,7 +254,8 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
                 entry_id=entry.id, index=i, within=sig.within,
                 steps=tuple(_compiled(step, source) for step, source in zip(steps, sources)),
                 unless=tuple(_compiled(step, m.pattern if m.pattern is not None else m.regex)
-                             for step, m in zip(unless, sig.unless))))
+                             for step, m in zip(unless, sig.unless)),
+                marks=_marks(record["marks"][i], sig.example_logs)))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"not an entry record: {exc}") from None
     return LoadedEntry(entry, path, located, signatures, weights), problems

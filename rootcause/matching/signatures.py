@@ -32,6 +32,9 @@ class CompiledSignature:
     steps: tuple[Compiled, ...]
     unless: tuple[Compiled, ...] = ()
     within: int = 40
+    #: an example log → its `marked_lines`, filled where the entry is checked (the regexes are
+    #: compiled then) so that its page marks them without compiling them again
+    marks: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def multiline(self) -> bool:
@@ -69,6 +72,22 @@ class CompiledSignature:
         if self.multiline or self.unless:
             data["within"] = self.within
         return data
+
+
+def marked_lines(signature: CompiledSignature, log: str, regexes=None) -> tuple[tuple[int, int, int], ...]:
+    """Where the signature's steps are found in a log as printed (split on newlines, nothing
+    removed): (line, start, end) for each line a step whose anchor it holds finds, with the
+    first non-empty match of those steps, or start = end = -1 when each found only an empty one.
+    What an entry page marks in an example log (`highlight.mark_matches`)."""
+    regexes = regexes if regexes is not None else [step.compile_re2() for step in signature.steps]
+    steps = [(step.anchor, regex) for step, regex in zip(signature.steps, regexes)]
+    marked = []
+    for number, line in enumerate(log.rstrip("\n").split("\n")):
+        matches = [m for anchor, regex in steps if anchor in line and (m := regex.search(line))]
+        if matches:
+            spans = sorted({m.span() for m in matches if m.end() > m.start()})
+            marked.append((number, *spans[0]) if spans else (number, -1, -1))
+    return tuple(marked)
 
 
 def compile_signature(entry_id: str, index: int, signature) -> CompiledSignature:

@@ -15,6 +15,8 @@ from html import escape as _escape
 
 from markupsafe import Markup
 
+from ..matching.signatures import marked_lines
+
 
 def escape(text: str) -> str:
     """Text-node escaping: quotes need none there, and code is full of them."""
@@ -85,12 +87,12 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     line wrapped in <mark>: the reader sees at once which printed words the entry is about. A
     long log is cut to the lines around the first match, and says how many it leaves out
     (`compact`: fewer, for an entry with many signatures)."""
-    steps = [(step.anchor, step.compile_re2()) for step in signature.steps]
     physical = log.rstrip("\n").split("\n")
-    # each line searched once, and only by the steps whose anchor (literal text every match of
-    # the step contains, see `patterns`) it holds
-    found = [[rx.search(line) if anchor in line else None for anchor, rx in steps] for line in physical]
-    hits = [i for i, matches in enumerate(found) if any(matches)]
+    marked = signature.marks.get(log)
+    if marked is None:   # a text the entry's check did not see (a theme's own call)
+        marked = marked_lines(signature, log)
+    spans = {number: (start, end) for number, start, end in marked}
+    hits = [number for number, _start, _end in marked]
     first = hits[0] if hits else len(physical) - 1
     before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
     start = max(0, first - before)
@@ -98,13 +100,11 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing
         start, stop = 0, len(physical)
     lines = [f"⋯ {start} line{'s' if start != 1 else ''} above"] if start else []
-    for line, matches in zip(physical[start:stop], found[start:stop]):
-        spans = sorted({m.span() for m in matches if m and m.end() > m.start()})
-        if not spans:
-            lines.append(str(escape(line)))
-            continue
-        start, end = spans[0]   # one mark per line: the first match
-        lines.append(f"{escape(line[:start])}<mark>{escape(line[start:end])}</mark>{escape(line[end:])}")
+    for number in range(start, stop):
+        line = physical[number]
+        begin, end = spans.get(number, (-1, -1))   # one mark per line: the first match
+        lines.append(f"{escape(line[:begin])}<mark>{escape(line[begin:end])}</mark>{escape(line[end:])}"
+                     if begin >= 0 else str(escape(line)))
     if stop < len(physical):
         lines.append(f"⋯ {len(physical) - stop} line{'s' if len(physical) - stop != 1 else ''} below")
     return Markup("\n".join(lines))
