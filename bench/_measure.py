@@ -99,7 +99,9 @@ def snapshot_code(work: Path) -> dict:
     """Copy rootcause/ and theme/ as they are now into work/code/ and return an environment whose
     PYTHONPATH puts that copy first: children then run one consistent version of the code, even
     while the working tree is being edited (the build's input fingerprint covers the package's
-    own files, so an edit elsewhere would otherwise turn a no-change rebuild into a full one)."""
+    own files, so an edit elsewhere would otherwise turn a no-change rebuild into a full one).
+    Before 2026-12-02 the children ran from the repository without PYTHONSAFEPATH and so ran the
+    working tree: an edit during a run changed the code they measured."""
     import shutil
 
     repo = Path(__file__).resolve().parent.parent
@@ -112,4 +114,7 @@ def snapshot_code(work: Path) -> dict:
     shutil.copytree(repo / "theme", target / "theme", ignore=shutil.ignore_patterns("__pycache__"))
     env = dict(os.environ)
     env["PYTHONPATH"] = str(code) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    # `python -m` puts the current folder first on sys.path, before PYTHONPATH: run from the
+    # repository, a child would import the working tree after all (Python 3.11's -P, for children)
+    env["PYTHONSAFEPATH"] = "1"
     return env

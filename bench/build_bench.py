@@ -99,7 +99,11 @@ def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> di
             # one entry changed: its summary (the entry page, list pages and search shards depend on it)
             quote = "'" if "\nsummary: '" in original else ""
             entry.write_text(original.replace(f"\nsummary: {quote}", f"\nsummary: {quote}Edited {i}. ", 1), encoding="utf-8")
-            r = check(run(rootcause_cmd(project, out, force=False), env=env), "rootcause one-entry rebuild")
+            r = check(run(rootcause_cmd(project, out, force=False), env={**env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}),
+                      "rootcause one-entry rebuild")
+            if "in place" not in r.stdout:
+                print(f"  WARNING: the one-entry rebuild was a full build: {r.stdout.strip()} "
+                      f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
             onechange.append((r, inner_seconds(r.stdout)))
             print(f"  rootcause rebuilds {i + 1}/{repeat}: no change {fmt_s(nochange[-1][0].seconds)}, "
                   f"one entry {fmt_s(onechange[-1][0].seconds)}", file=sys.stderr, flush=True)

@@ -248,7 +248,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
         state.close()
 
 
-def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings, seen) -> Outcome | None:
+def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings, seen) -> Outcome:
     with timings.stage("load"):
         model = _json(state, "model")
         manifest = _json(state, "state")
@@ -257,17 +257,19 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                 model.get("others") != others or model.get("config") != config_key(config) or \
                 not all(isinstance(model.get(name), int) and 1 <= model[name] <= MAX_BUCKETS
                         for name in ("buckets", "index_buckets")) or not isinstance(model.get("ids"), list):
-            return None
+            raise _Fallback("the model was made by other code or for other inputs")
         now = Inputs.take(root, input_folders(config), taken=seen)   # taken before any entry was read
         old_entries = _by_entry(state, model, "entries")
         by_path = {row[0]: entry_id for entry_id, row in old_entries.items()}
         present = {name for name in now.stats if name.startswith("entries/") and name != "entries/"}
         if present != set(by_path):
-            return None
+            raise _Fallback("an entry file was added or removed")
         changed = [by_path[name] for name in sorted(present)
                    if list(now.stats[name] or ()) != (old_entries[by_path[name]][1] or [])]
-        if not changed or len(changed) > MAX_CHANGED or not output_intact(out, manifest):
-            return None
+        if not changed or len(changed) > MAX_CHANGED:
+            raise _Fallback(f"{len(changed)} entry files changed (in place: 1 to {MAX_CHANGED}, and nothing else)")
+        if not output_intact(out, manifest):
+            raise _Fallback("the site is not as the last build left it")
 
     entry_store = RecordStore(root, "build-entries")
     settings = config_key(config)
@@ -293,17 +295,17 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             shown = old_entries[entry_id][0]
             try:
                 raw = read_regular(root / shown, MAX_FILE_BYTES)
-            except (Refused, OSError):
-                return None
+            except (Refused, OSError) as exc:
+                raise _Fallback(f"{shown} cannot be read: {exc}") from None
             keys[entry_id] = key = record_key(shown, raw, settings, version)
             if key == old_entries[entry_id][2]:
                 continue   # touched, not changed
             loaded, problems = load_entry(root / shown, root, config, raw)
             if problems or loaded is None or loaded.entry.id != entry_id:
-                return None
+                raise _Fallback(f"{shown} has something to report")
             old = old_loaded(entry_id)
             if search_key(loaded) != search_key(old) or bool(loaded.signatures) != bool(old.signatures):
-                return None
+                raise _Fallback(f"{shown} moved in the search order or gained or lost its signatures")
             loaded.source_key = key
             fresh[entry_id] = loaded
             before[entry_id] = old
@@ -330,9 +332,9 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         for entry_id, loaded in fresh.items():
             related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
             if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
-                return None
+                raise _Fallback(f"{entry_id} links to itself or to no entry")
         if fresh and (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
-            return None
+            raise _Fallback("a changed signature collides or matches a healthy log")
 
     files: dict[str, bytes] = {}
     removed: set[str] = set()
