@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import stat
 import time
@@ -531,6 +532,7 @@ def _prune_shared(folder: Path) -> None:
 
 # -- records by key (the build cache) ----------------------------------------------------------------
 RECORD_MAGIC = b"rootcause-record 1 "
+_RECORD_KEY = re.compile(r"[0-9a-f]{16,}")   # a hex digest: the file's name, never a path
 
 
 def code_version(extra: tuple = ()) -> str:
@@ -562,7 +564,7 @@ class RecordStore:
         self.hits = self.misses = 0
 
     def _file(self, key: str) -> str:
-        if len(key) < 16 or not all(c in "0123456789abcdef" for c in key):
+        if not _RECORD_KEY.fullmatch(key):
             raise ValueError(f"not a record key: {key!r}")
         return f"{os.fspath(self.folder)}/{key}"
 

@@ -113,8 +113,11 @@ def display_path(path: Path, root: Path | None = None) -> str:
     if root is not None:
         # the file's own name is never resolved: a symbolic link is shown as itself, not as the
         # file it points at (which may be anywhere, and is none of the reader's business)
-        for shown, base in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))),
-                            (path.parent.resolve() / path.name, root.resolve())):
+        # resolved only when the plain absolute paths do not nest (resolving costs a system
+        # call per folder of the path, for each of thousands of entries)
+        for pair in (lambda: (Path(os.path.abspath(path)), Path(os.path.abspath(root))),
+                     lambda: (path.parent.resolve() / path.name, root.resolve())):
+            shown, base = pair()
             try:
                 return shown.relative_to(base).as_posix()
             except ValueError:

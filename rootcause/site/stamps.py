@@ -183,7 +183,7 @@ def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str
     """Everything besides the page's own context that a page depends on: the code's and the
     bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
     templates, by content. Returns (the stamp of every page, the stamp of the pages that name
-    the entries' signatures file)."""
+    the entries' signatures file), as digests; equal when every page names that file."""
     from .render import theme_folder
 
     folders = [root / config.theme / "templates"] if config.theme else []
@@ -196,9 +196,13 @@ def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str
     volatile = names.pop(VOLATILE_ASSET, "")
     common = repr((version, config.model_dump_json(), sorted(names.items()),
                    [(name, hashlib.sha256(text).hexdigest()) for name, text in templates], tabs))
-    if naming <= {VOLATILE_TEMPLATE}:
-        return common, common + volatile
-    return common + volatile, common + volatile
+    # hashed once here: the stamp is kilobytes (site.yml's settings), and part of every page's key
+    naming_page = _digest(common + volatile)
+    return (_digest(common) if naming <= {VOLATILE_TEMPLATE} else naming_page), naming_page
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
 def page_key(page, stamps: tuple[str, str]) -> str | None:
@@ -214,4 +218,4 @@ def page_key(page, stamps: tuple[str, str]) -> str | None:
                      sorted(page.context.items())))
         if " at 0x" in text:
             return None
-    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
+    return _digest(text)
