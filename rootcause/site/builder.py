@@ -313,14 +313,16 @@ _render_job: tuple | None = None  # (renderer, pages, sink), inherited by forked
 
 
 def _render_chunk(bounds: tuple[int, int]) -> list[tuple]:
-    """In a worker: its pages rendered and handed to the sink (`sink(path, bytes)`), and what the
-    sink returns sent back (the bytes themselves, or what a sink that writes the page returns)."""
+    """One chunk of pages rendered and handed to the sink (`sink(path, bytes)`); returns what the
+    sink returns (the bytes themselves, or what a sink that writes the page returns), which a
+    worker sends back."""
     renderer, pages, sink = _render_job  # type: ignore[misc]
     return [(page.path, sink(page.path, renderer.render(page))) for page in pages[bounds[0]:bounds[1]]]
 
 
 def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None, sink=None):
-    """Render pages, in forked worker processes when there are many (they inherit the catalog).
+    """Render pages, shared between this process and forked workers when there are many (they
+    inherit the catalog).
     `rendered`: pages rendered already (by path), not rendered again. Yields (path, bytes); with
     `sink`, (path, `sink(path, bytes)`) instead, the sink called where the page was rendered, so
     that workers write their own pages rather than send them to this process."""
@@ -343,12 +345,20 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
     _render_job = (renderer, pages, sink_here)
     size = 100
     chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
+    # this process renders every `workers`-th chunk itself instead of waiting for the workers:
+    # one worker fewer, whose copies of the memory pages it touched would add to the peak
+    own, theirs = chunks[::workers], [chunk for i, chunk in enumerate(chunks) if i % workers]
     import gc
 
     gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for done in pool.imap(_render_chunk, chunks):
+        with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
+            done_by_workers = pool.imap(_render_chunk, theirs)
+            for chunk in own:
+                for item in _render_chunk(chunk):
+                    yield item
+                    advance()
+            for done in done_by_workers:
                 for item in done:
                     yield item
                     advance()

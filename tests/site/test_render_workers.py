@@ -4,6 +4,7 @@ site has fewer pages than it takes to start workers, so these tests lower the th
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -37,14 +38,33 @@ def test_pages_written_by_workers_are_the_site_and_its_state(project: Path):
     assert files_of(project / "site") == site
 
 
-def test_a_template_error_in_a_worker_keeps_the_last_site(project: Path):
+# the build process renders every other chunk of 100 pages itself (the entries sorted by id):
+# the first of these pages is in its own share, the second in the worker's
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every page is rendered by the build's own process")
+@pytest.mark.parametrize("failing, here", [("cuda-out-of-memory", True), ("nccl-watchdog-collective-timeout", False)])
+def test_a_template_error_where_a_page_is_rendered_keeps_the_last_site(project: Path, failing: str, here: bool,
+                                                                          monkeypatch, tmp_path: Path):
+    from rootcause.site.render import Renderer
+
+    log = tmp_path / "rendered-by.txt"
+    real_render = Renderer.render
+
+    def render(self, page):   # forked workers inherit it: each appends its process id
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {page.path}\n")
+        return real_render(self, page)
+
+    monkeypatch.setattr(Renderer, "render", render)
     build(project, progress=False)
+    by = dict(reversed(line.split(" ", 1)) for line in log.read_text(encoding="utf-8").splitlines())
+    assert len(set(by.values())) >= 2   # this process and at least one worker
+    assert (by[f"entries/{failing}/index.html"] == str(os.getpid())) == here
     before = files_of(project / "site")
     theme = project / "mytheme" / "templates"
     theme.mkdir(parents=True)
     text = (REPO / "theme" / "templates" / "entry.html").read_text(encoding="utf-8")
     # one page fails, not the first of its template (that one is rendered before the workers start)
-    broken = '{% if page.path == "entries/nccl-watchdog-collective-timeout/index.html" %}{{ no_such_value.x }}{% endif %}'
+    broken = '{% if page.path == "entries/' + failing + '/index.html" %}{{ no_such_value.x }}{% endif %}'
     (theme / "entry.html").write_text(text.replace("{% block content %}", "{% block content %}" + broken, 1),
                                       encoding="utf-8")
     (project / "site.yml").write_text((project / "site.yml").read_text() + "\ntheme: mytheme\n")
