@@ -261,6 +261,10 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
     return LoadedEntry(entry, path, located, signatures, weights), problems
 
 
+#: entries per task of a worker that checks entries
+CHUNK = 64
+
+
 def _load_entry_job(args: tuple[Path, Path, SiteConfig, bytes | None]):
     """In a worker: the result as a record (JSON bytes, not a pickled entry: cheaper to send and
     to read back), and the worker's CPU time for it."""
@@ -329,19 +333,29 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
                 todo.append(path)
         todo.sort()
         if workers > 1 and len(todo) >= 400 and "fork" in multiprocessing.get_all_start_methods():
-            jobs = [(p, root, config, raws.get(p)) for p in todo]
-            load_cpu = validate_cpu = 0.0
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                for path, (record, load_s, validate_s) in zip(todo, pool.map(_load_entry_job, jobs, chunksize=64)):
+            # this process checks every `workers`-th chunk itself while the workers check the
+            # others: one worker fewer, and its share needs no record read back
+            chunks = [todo[start:start + CHUNK] for start in range(0, len(todo), CHUNK)]
+            own = [path for chunk in chunks[::workers] for path in chunk]
+            theirs = [path for i, chunk in enumerate(chunks) if i % workers for path in chunk]
+            load_cpu = 0.0
+            with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+                done = pool.map(_load_entry_job, [(p, root, config, raws.get(p)) for p in theirs], chunksize=CHUNK)
+                for path in own:
+                    result = fresh[path] = load_entry(path, root, config, raws.get(path))
+                    if store is not None and path in record_keys:
+                        store.put(record_keys[path], entry_record(result))
+                load_cpu += CPU["load"] - before["load"]
+                for path, (record, load_s, _validate_s) in zip(theirs, done):
                     load_cpu += load_s
-                    validate_cpu += validate_s
                     try:
                         fresh[path] = from_record(record, config)
                     except ValueError:
                         fresh[path] = load_entry(path, root, config)
                     if store is not None and path in record_keys:
                         store.put(record_keys[path], record)
-            timings.add_cpu("  of which YAML", load_cpu, note=f"in workers: {len(todo)} entries not in the cache")
+            timings.add_cpu("  of which YAML", load_cpu, note=f"{len(todo)} entries not in the cache, "
+                            f"{len(theirs)} of them in workers")
         else:
             for path in todo:
                 result = load_entry(path, root, config, raws.get(path))
