@@ -31,6 +31,31 @@ def test_every_documented_code_in_the_golden_output_is_explained():
         assert f"| {code} |" in docs, f"{code} is not documented in content/writing-entries.md"
 
 
+def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(tmp_path: Path):
+    """`check` keeps each entry's result in the build cache and takes an unchanged entry from it
+    (validated again by the model); a damaged record is checked again, an edited entry too."""
+    project = tmp_path / "broken"
+    shutil.copytree(BROKEN, project, ignore=shutil.ignore_patterns(".rootcause-cache"))
+    expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
+    runs = [run_cli("--root", str(project), "check") for _ in range(2)]
+    assert [(r.returncode, r.stdout.decode()) for r in runs] == [(1, expected)] * 2
+    assert runs[0].stderr == runs[1].stderr
+    records = sorted((project / ".rootcause-cache" / "build-entries").iterdir())
+    assert len(records) == 15   # one per entry file that could be read, broken ones too
+    damaged = bytearray(records[0].read_bytes())
+    damaged[-3] ^= 0x01
+    records[0].write_bytes(bytes(damaged))
+    records[1].write_bytes(b"")
+    again = run_cli("--root", str(project), "check")
+    assert (again.returncode, again.stdout.decode(), again.stderr) == (1, expected, runs[0].stderr)
+    target = next(p for p in sorted((project / "entries").glob("*.yaml")) if "\nseverity: " in p.read_text(encoding="utf-8"))
+    target.write_text(target.read_text(encoding="utf-8").replace("\nseverity: ", "\nseverity: unheard-of-", 1),
+                      encoding="utf-8")
+    edited = run_cli("--root", str(project), "check").stdout.decode()
+    assert "unheard-of-" not in expected
+    assert any(line.startswith(f"entries/{target.name}:") and "unheard-of-" in line for line in edited.splitlines())
+
+
 def test_json_and_github_formats_carry_the_same_problems():
     as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
     github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
