@@ -329,6 +329,14 @@ def bucketed(records: dict[str, bytes], count: int, join: bytes, only: set[int] 
     return bodies, dict(sorted(places.items()))
 
 
+def record_at(body: bytes | None, place: list) -> bytes | None:
+    """The record `bucketed` put at `place` ([bucket, offset, length, CRC-32]) in its bucket's
+    `body`; None when there is no body or the bytes there fail the length or the CRC-32."""
+    _k, offset, length, check = place
+    record = body[offset:offset + length] if body is not None else b""
+    return record if len(record) == length and zlib.crc32(record) == check else None
+
+
 def patch_buckets(places: dict[str, list], read: Callable[[int], bytes | None], new: dict[str, bytes],
                   gone: set[str], count: int, join: bytes) -> tuple[dict[int, bytes], dict[str, list]]:
     """Records cut by `bucketed` (their `places`), with the records of `new` put in and those
@@ -337,12 +345,11 @@ def patch_buckets(places: dict[str, list], read: Callable[[int], bytes | None], 
     (`read(bucket)`) and checked against their CRC-32; ValueError when one fails it."""
     touched = {bucket(key, count) for key in (*new, *gone)}
     records = {}
-    for key, (k, offset, length, check) in places.items():
-        if k in touched and key not in new and key not in gone:
-            body = read(k)
-            record = body[offset:offset + length] if body is not None else b""
-            if len(record) != length or zlib.crc32(record) != check:
-                raise ValueError(f"a record of bucket {k} fails its checksum")
+    for key, place in places.items():
+        if place[0] in touched and key not in new and key not in gone:
+            record = record_at(read(place[0]), place)
+            if record is None:
+                raise ValueError(f"a record of bucket {place[0]} fails its checksum")
             records[key] = record
     records.update(new)
     bodies, moved = bucketed(records, count, join, touched)

@@ -176,3 +176,14 @@ def test_patched_buckets_are_the_buckets_of_the_patched_records():
     neighbour = next(key for key in records if cache.bucket(key, 7) == k and key != "key-4")
     with pytest.raises(ValueError):   # a record kept in a touched bucket is checked
         cache.patch_buckets(places, damaged.get, {neighbour: b"y"}, set(), 7, b"\n")
+
+
+def test_a_record_is_read_back_from_its_place_and_refused_when_it_does_not_fit():
+    records = {f"key-{n}": f"record {n}".encode() * (n % 3 + 1) for n in range(50)}
+    bodies, places = cache.bucketed(records, 4, b"\n")
+    assert {key: cache.record_at(bodies[place[0]], place) for key, place in places.items()} == records
+    k, offset, length, crc = places["key-7"]
+    body = bodies[k]
+    assert cache.record_at(body[:offset] + b"X" + body[offset + 1:], places["key-7"]) is None   # its CRC-32
+    assert cache.record_at(body[:offset + length - 1], places["key-7"]) is None                 # cut short
+    assert cache.record_at(None, places["key-7"]) is None                                       # no body

@@ -29,12 +29,11 @@ read for checking and again after it was hashed; if any changed in between, noth
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket_count, bucketed, content_key, patch_buckets, read_cache,
-                     still_fresh, write_cache)
+                     record_at, still_fresh, write_cache)
 from ..files import relative_path_problem
 from ..matching.anchors import (
     CorruptIndex,  # what a section of a fresh index that turns out damaged raises
@@ -106,10 +105,9 @@ class DiagnosisIndex:
         if place is None:
             return None
         try:
-            k, offset, length, check = place
-            blob = self._cached.section(f"entries.{k}") if isinstance(k, int) else None
-            line = blob[offset:offset + length] if blob is not None else None
-            if line is None or len(line) != length or zlib.crc32(line) != check:
+            k = place[0]
+            line = record_at(self._cached.section(f"entries.{k}") if isinstance(k, int) else None, place)
+            if line is None:
                 raise CorruptIndex(f"the row of entry '{entry_id[:60]}' fails its checksum")
             found_id, row = json.loads(line)
         except (TypeError, ValueError, RecursionError) as exc:
@@ -165,13 +163,13 @@ class SearchFiles(Mapping):
         self._read = read
 
     def __getitem__(self, path: str) -> bytes:
+        place = self._places[path]
         try:
-            k, offset, length, check = self._places[path]
+            k, _offset, _length, _check = place
         except (TypeError, ValueError):
             raise CorruptIndex(f"the place of search file {path[:80]} is not one") from None
-        blob = self._read(k)
-        body = blob[offset:offset + length] if blob is not None else b""
-        if len(body) != length or zlib.crc32(body) != check:
+        body = record_at(self._read(k), place)
+        if body is None:
             raise CorruptIndex(f"search file {path[:80]} fails its checksum")
         return body
 

@@ -26,12 +26,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets
+from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
+                     record_at)
 from ..collector import paused
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
@@ -519,12 +519,12 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
     for key in sorted(touched):
         group: dict[str, dict[int, float]] = {}
         if key in index:
-            k, offset, length, check = index[key]
+            k = index[key][0]
             blob = state.section(f"weights.{k}", verify=False)
             if blob is None:
                 raise _Fallback(f"weights.{k} damaged")
-            line = blob[offset:offset + length]
-            if len(line) != length or zlib.crc32(line) != check:
+            line = record_at(blob, index[key])
+            if line is None:
                 raise _Fallback(f"weights of {key} damaged")
             found_key, tokens = json.loads(line)
             if found_key != key:
