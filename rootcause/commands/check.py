@@ -48,8 +48,8 @@ def run(args) -> int:
     # site.yml and code are those of a record is validated again from it, not parsed and checked
     # again; the checks across entries always run. Records are added, never pruned here: the
     # rebuild in place may still need the ones of entries edited since the last build.
-    store = RecordStore(Path(args.root), "build-entries")
-    project, diagnostics = open_project(Path(args.root), store=store, version=build_version())
+    records = RecordStore(Path(args.root), "build-entries")
+    project, diagnostics = open_project(Path(args.root), store=records, version=build_version())
     if project is not None and not any(d.severity == "error" for d in diagnostics):
         from ..site.diagnosis_index import store
 

@@ -29,8 +29,8 @@ from ..matching.signatures import (
     AnchorIndex,
     CompiledSignature,
     compile_signature,
-    marked_lines,
     find_matches,
+    marked_lines,
     parse_text,
 )
 from ..validation import validate
@@ -332,6 +332,13 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             except ValueError:   # a record this code cannot read: the entry is checked again
                 todo.append(path)
         todo.sort()
+
+        def check_here(path: Path) -> None:
+            """One entry checked in this process, and its record put in the build cache."""
+            result = fresh[path] = load_entry(path, root, config, raws.get(path))
+            if store is not None and path in record_keys:
+                store.put(record_keys[path], entry_record(result))
+
         if workers > 1 and len(todo) >= 400 and "fork" in multiprocessing.get_all_start_methods():
             # this process checks every `workers`-th chunk itself while the workers check the
             # others: one worker fewer, and its share needs no record read back
@@ -342,9 +349,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
                 done = pool.map(_load_entry_job, [(p, root, config, raws.get(p)) for p in theirs], chunksize=CHUNK)
                 for path in own:
-                    result = fresh[path] = load_entry(path, root, config, raws.get(path))
-                    if store is not None and path in record_keys:
-                        store.put(record_keys[path], entry_record(result))
+                    check_here(path)
                 load_cpu += CPU["load"] - before["load"]
                 for path, (record, load_s, _validate_s) in zip(theirs, done):
                     load_cpu += load_s
@@ -358,10 +363,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
                             f"{len(theirs)} of them in workers")
         else:
             for path in todo:
-                result = load_entry(path, root, config, raws.get(path))
-                fresh[path] = result
-                if store is not None and path in record_keys:
-                    store.put(record_keys[path], entry_record(result))
+                check_here(path)
             if todo:
                 timings.add_cpu("  of which YAML", CPU["load"] - before["load"],
                                 note=f"{len(todo)} entries not in the cache")
