@@ -1,4 +1,5 @@
-"""The cyclic garbage collector paused while a build or a check runs.
+"""The build's memory housekeeping: the cyclic garbage collector paused while a build or a
+check runs, and the heap's free pages handed back to the system between stages.
 
 A build makes millions of small objects that live until it ends (entries, their positions,
 records, pages' contexts) and little cyclic garbage. Each of the collector's passes walks every
@@ -24,3 +25,16 @@ def paused():
     finally:
         if enabled:
             gc.enable()
+
+
+def release_free_memory() -> None:
+    """Hand the heap's free pages back to the system (glibc's `malloc_trim`). Checking entries
+    frees most of what it allocates (texts, events, patterns), but malloc keeps the pages: at
+    1,000 entries 140 MB of resident memory, 75 MB of it free. Where there is no glibc: nothing."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

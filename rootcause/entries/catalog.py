@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..collector import paused
+from ..collector import paused, release_free_memory
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
@@ -389,6 +389,9 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             continue
         seen[loaded.entry.id] = loaded
     catalog.entries = dict(sorted(seen.items()))
+    raws.clear()   # the files' bytes and their records, no longer needed
+    cached.clear()
+    release_free_memory()   # before the cross-entry checks allocate their own
     with timings.stage("cross-check"):
         catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
     catalog.diagnostics.sort()

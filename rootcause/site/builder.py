@@ -18,15 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..collector import paused
+from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
-
-if TYPE_CHECKING:
-    from ..config import SiteConfig
+from .page_workers import EntryPageWorkers, render_pages, workers_share
 from .stamps import (build_version, collect_assets, input_fingerprints, page_key, quick_settings, render_stamp,
                      same_inputs, theme_files)
 from .write import (OutputLock, SiteWriter, check_output_folder, file_digest, output_intact, read_manifest,
                     remove_leftovers, write_manifest)
+
+if TYPE_CHECKING:
+    from ..config import SiteConfig
+
 
 @dataclass
 class BuildResult:
@@ -171,7 +173,24 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     their file, site.yml and the code's version; rendered pages by the hash of everything they
     are made from), "write" only writes it (`--force`), "off" leaves it alone. `stats` gets the
     number of entries checked and of pages rendered (not taken from a cache).
+
+    A build that writes pages through `writer` and the build cache forks its render workers
+    first (`page_workers.EntryPageWorkers`), before the catalog is loaded.
     """
+    from contextlib import nullcontext
+
+    from ..entries.catalog import entry_paths
+    from . import render  # noqa: F401  (imported before the fork: the workers share its code)
+
+    ahead = None
+    if writer is not None and memo is None and cache != "off":
+        ahead = EntryPageWorkers.start(root, writer, len(entry_paths(root)))
+    with ahead or nullcontext():
+        return _render_site(root, emit, progress, memo, cache, timings, stats, writer, others, ahead)
+
+
+def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str, timings, stats: dict | None,
+                 writer, others: str | None, ahead: "EntryPageWorkers | None") -> tuple[int, int]:
     from ..cache import RecordStore
     from ..entries.project import open_project
     from ..timings import OFF
@@ -225,7 +244,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         asset_names["signatures.json"] = signature_address(file_digest(signatures))
 
     with timings.stage("render"):
-        _release_free_memory()
+        release_free_memory()
         cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
         incoming = incoming_links(catalog)
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
@@ -272,8 +291,13 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
                         page_store.put(keys[path], data)
                     return writer.put(path, data)
 
-                for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink):
-                    writer.record(path, digest, linked)
+                if ahead is not None:
+                    _render_with(ahead, renderer, pages[:len(catalog.entries)], todo, checked, keys,
+                                 (config, asset_names, tabs, cards, incoming), sink, writer, advance)
+                else:
+                    for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink,
+                                                               discard=writer.discard):
+                        writer.record(path, digest, linked)
             else:
                 for path, data in render_pages(renderer, todo, advance, checked):
                     emit(path, data)
@@ -295,76 +319,38 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     return len(catalog.entries), len(pages)
 
 
-def _release_free_memory() -> None:
-    """Hand the heap's free pages back to the system (glibc's `malloc_trim`) before render
-    workers are forked: the cross-entry checks free their compiled patterns, but malloc keeps
-    the pages, and every worker would start with them (where there is no glibc: nothing)."""
-    import ctypes
-    import ctypes.util
+def _render_with(ahead: "EntryPageWorkers", renderer, entry_pages: list, todo: list, checked: dict, keys: dict,
+                 context: tuple, sink, writer, advance) -> None:
+    """Render `todo`: the workers forked ahead take their share of its entry pages (those whose
+    entry has a build cache record), each reading its entries from their records; this process
+    renders the rest, any page whose record a worker could not read, and the pages of a worker
+    that died (what it had written of them is removed first)."""
+    from concurrent.futures.process import BrokenProcessPool
 
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
-PARALLEL_PAGES = 400
-_render_job: tuple | None = None  # (renderer, pages, sink), inherited by forked render workers
-
-
-def _render_chunk(bounds: tuple[int, int]) -> list[tuple]:
-    """One chunk of pages rendered and handed to the sink (`sink(path, bytes)`); returns what the
-    sink returns (the bytes themselves, or what a sink that writes the page returns), which a
-    worker sends back."""
-    renderer, pages, sink = _render_job  # type: ignore[misc]
-    return [(page.path, sink(page.path, renderer.render(page))) for page in pages[bounds[0]:bounds[1]]]
-
-
-def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | None = None, sink=None):
-    """Render pages, shared between this process and forked workers when there are many (they
-    inherit the catalog).
-    `rendered`: pages rendered already (by path), not rendered again. Yields (path, bytes); with
-    `sink`, (path, `sink(path, bytes)`) instead, the sink called where the page was rendered, so
-    that workers write their own pages rather than send them to this process."""
-    import multiprocessing
-    import os
-
-    rendered = rendered or {}
-    sink_here = sink or (lambda _path, data: data)
-    for path in sorted(set(rendered) & {page.path for page in pages}):
-        yield path, sink_here(path, rendered[path])
-        advance()
-    pages = [page for page in pages if page.path not in rendered]
-    workers = os.cpu_count() or 1
-    if workers < 2 or len(pages) < PARALLEL_PAGES or "fork" not in multiprocessing.get_all_start_methods():
-        for page in pages:
-            yield page.path, sink_here(page.path, renderer.render(page))
+    entry_page_of = {page.context["entry"].id: page for page in entry_pages}
+    left = {page.path for page in todo if page.path not in checked}
+    shared = [page for page in entry_pages if page.path in left and page.context["loaded"].source_key]
+    theirs = workers_share(shared, ahead.count + 1)
+    chunks = ahead.submit(context, [(page.context["entry"].id, page.context["loaded"].source_key,
+                                     keys.get(page.path)) for page in theirs])
+    given = {page.path for page in theirs}
+    for path, (digest, linked) in render_pages(renderer, [page for page in todo if page.path not in given], advance,
+                                               checked, sink, fork=False):
+        writer.record(path, digest, linked)
+    for jobs, future in chunks:
+        try:
+            done = future.result()
+        except BrokenProcessPool:
+            done = [(entry_id, None) for entry_id, _key, _page_key in jobs]
+            for entry_id, _ in done:
+                writer.discard(entry_page_of[entry_id].path)
+        for entry_id, result in done:
+            page = entry_page_of[entry_id]
+            if result is None:   # not rendered there
+                result = sink(page.path, renderer.render(page))
+            writer.record(page.path, *result)
             advance()
-        return
-    global _render_job
-    _render_job = (renderer, pages, sink_here)
-    size = 100
-    chunks = [(start, min(start + size, len(pages))) for start in range(0, len(pages), size)]
-    # this process renders every `workers`-th chunk itself instead of waiting for the workers:
-    # one worker fewer, whose copies of the memory pages it touched would add to the peak
-    own, theirs = chunks[::workers], [chunk for i, chunk in enumerate(chunks) if i % workers]
-    import gc
-
-    gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
-    try:
-        with multiprocessing.get_context("fork").Pool(workers - 1) as pool:
-            done_by_workers = pool.imap(_render_chunk, theirs)
-            for chunk in own:
-                for item in _render_chunk(chunk):
-                    yield item
-                    advance()
-            for done in done_by_workers:
-                for item in done:
-                    yield item
-                    advance()
-    finally:
-        _render_job = None
-        gc.unfreeze()
+    ahead.close()   # reaped in the render stage, which their CPU time is counted in
 
 
 def _schema_bytes(config: "SiteConfig") -> bytes:

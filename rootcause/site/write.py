@@ -307,6 +307,16 @@ class SiteWriter:
             raise _unwritable(self.out, exc) from None
         return digest, False
 
+    def discard(self, path: str) -> None:
+        """Remove what a worker that died may have put at `path` in the staging folder (a file,
+        or a link to the last build's, which stays as it is), so that the page can be put again."""
+        try:
+            os.unlink(self.staging / safe_relative(path))
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
+
     def record(self, path: str, digest: str, linked: bool) -> None:
         """Count a file `put` wrote (here or in a worker)."""
         self.digests[safe_relative(path)] = digest

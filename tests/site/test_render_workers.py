@@ -4,6 +4,7 @@ site has fewer pages than it takes to start workers, so these tests lower the th
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -12,14 +13,14 @@ import pytest
 from conftest import REPO, copy_bundled_project, files_of
 
 from rootcause.errors import RootcauseError
-from rootcause.site import builder
+from rootcause.site import page_workers
 from rootcause.site.builder import build, site_files
 from rootcause.site.write import file_digest, read_manifest
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.setattr(builder, "PARALLEL_PAGES", 20)
+    monkeypatch.setattr(page_workers, "PARALLEL_PAGES", 20)
     project = copy_bundled_project(tmp_path / "project")
     return project
 
@@ -92,3 +93,90 @@ def test_two_outputs_of_one_path_leave_the_last_site_whole(tmp_path: Path):
     assert caught.value.diagnostics[0].code == "E050"
     assert (out / "a" / "index.html").read_bytes() == b"first"
     assert not list(tmp_path.glob(".site.staging-*"))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every page is rendered by the build's own process")
+def test_workers_forked_before_the_catalog_render_from_records_and_fall_back_here(project: Path, monkeypatch,
+                                                                                   tmp_path: Path):
+    """The workers of a build are forked before any entry is loaded (they share none of the
+    catalog's memory) and read their entries from the build cache's records. An entry whose
+    record a worker cannot read is rendered by the build's own process instead. Three cores give
+    two workers, sent chunks of 20 pages: a worker makes its renderer once, not once a chunk."""
+    from rootcause.entries import catalog, project as project_module
+    from rootcause.site.render import Renderer
+
+    log = tmp_path / "events.txt"
+    parent = os.getpid()
+
+    def note(text: str) -> None:
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()} {text}\n")
+
+    real_load, real_from_record, real_render = project_module.load_catalog, catalog.from_record, Renderer.render
+    real_init, real_renderer = page_workers.EntryPageWorkers.__init__, Renderer.__init__
+
+    def load_catalog(*args, **kwargs):
+        note("load")
+        return real_load(*args, **kwargs)
+
+    def from_record(body, config):   # in a worker, the record of one entry cannot be read
+        if os.getpid() != parent and json.loads(body)["entry"]["id"] == "nccl-watchdog-collective-timeout":
+            raise ValueError("not an entry record: damaged")
+        return real_from_record(body, config)
+
+    def render(self, page):
+        note(f"render {page.path}")
+        return real_render(self, page)
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        note("forked")
+
+    def renderer(self, *args, **kwargs):
+        note("renderer")
+        real_renderer(self, *args, **kwargs)
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(project_module, "load_catalog", load_catalog)
+    monkeypatch.setattr(catalog, "from_record", from_record)
+    monkeypatch.setattr(Renderer, "render", render)
+    monkeypatch.setattr(page_workers.EntryPageWorkers, "__init__", init)
+    monkeypatch.setattr(Renderer, "__init__", renderer)
+    monkeypatch.setattr(page_workers, "CHUNK", 20)
+    build(project, progress=False, force=True)
+    events = [line.split(" ", 1) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert [text for pid, text in events if pid == str(parent)][:2] == ["forked", "load"]
+    by = {text.split(" ", 1)[1]: pid for pid, text in events if text.startswith("render ")}
+    workers = set(by.values()) - {str(parent)}
+    assert workers and all([pid for pid, text in events if text == "renderer"].count(w) == 1 for w in workers)
+    assert sum(pid in workers for pid in by.values()) == 105   # 6 chunks of the 166 entry pages left, less 1
+    assert by["entries/nccl-watchdog-collective-timeout/index.html"] == str(parent)   # fell back here
+    assert all(by[path] == str(parent) for path in by if not path.startswith("entries/"))
+    assert files_of(project / "site") == site_files(project)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every page is rendered by the build's own process")
+def test_a_render_worker_that_dies_leaves_its_pages_to_the_build(project: Path, monkeypatch, tmp_path: Path):
+    """A worker killed in the middle of a chunk (by the kernel's out-of-memory killer, say) has
+    written some of its pages: the build's process removes them and renders the chunk itself,
+    and every later one; the site is whole. The same for the workers forked when rendering
+    starts (`site_files` here), which used to wait for the dead one for ever."""
+    from rootcause.site.render import Renderer
+
+    parent, real_render, deaths = os.getpid(), Renderer.render, tmp_path / "deaths.txt"
+
+    def render(self, page):
+        data = real_render(self, page)
+        if os.getpid() != parent and page.path == "entries/nccl-watchdog-collective-timeout/index.html":
+            with open(deaths, "a", encoding="utf-8") as out:
+                out.write("died\n")
+            os._exit(9)   # after the chunk's first pages were written
+        return data
+
+    monkeypatch.setattr(Renderer, "render", render)
+    monkeypatch.setattr(page_workers, "CHUNK", 20)
+    result = build(project, progress=False, force=True)
+    site = files_of(project / "site")
+    assert result.written == len(site) and site == site_files(project)
+    assert deaths.read_text(encoding="utf-8") == "died\n" * 2   # a worker of each kind
+    assert read_manifest(project / "site", project)["files"] == {path: file_digest(data) for path, data in site.items()}
