@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -351,14 +352,21 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
                 for path in own:
                     check_here(path)
                 load_cpu += CPU["load"] - before["load"]
-                for path, (record, load_s, _validate_s) in zip(theirs, done):
-                    load_cpu += load_s
-                    try:
-                        fresh[path] = from_record(record, config)
-                    except ValueError:
-                        fresh[path] = load_entry(path, root, config)
-                    if store is not None and path in record_keys:
-                        store.put(record_keys[path], record)
+                try:
+                    for path, (record, load_s, _validate_s) in zip(theirs, done):
+                        load_cpu += load_s
+                        try:
+                            fresh[path] = from_record(record, config)
+                        except ValueError:
+                            fresh[path] = load_entry(path, root, config)
+                        if store is not None and path in record_keys:
+                            store.put(record_keys[path], record)
+                except BrokenProcessPool:   # a worker died (killed, out of memory): the rest is checked here
+                    mark = CPU["load"]
+                    for path in theirs:
+                        if path not in fresh:
+                            check_here(path)
+                    load_cpu += CPU["load"] - mark
             timings.add_cpu("  of which YAML", load_cpu, note=f"{len(todo)} entries not in the cache, "
                             f"{len(theirs)} of them in workers")
         else:

@@ -58,3 +58,25 @@ def test_checking_in_workers_gives_what_checking_here_gives(tmp_path: Path):
         assert loaded.search_weights == other.search_weights
         assert [(s.steps, s.unless, s.within, s.marks) for s in loaded.signatures] == \
                [(s.steps, s.unless, s.within, s.marks) for s in other.signatures]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods(),
+                    reason="workers need two cores and fork")
+def test_a_check_worker_that_dies_leaves_its_entries_to_this_process(tmp_path: Path, monkeypatch):
+    """A worker killed while checking (the out-of-memory killer, say) used to end the check with
+    a traceback; the entries it had not sent back are checked here instead."""
+    project = generate(450, tmp_path)
+    victim = sorted((project / "entries").glob("*.yaml"))[catalog_module.CHUNK + 7]
+    parent, real = os.getpid(), catalog_module.load_entry
+
+    def load_entry(path, *args, **kwargs):
+        if os.getpid() != parent and path == victim:
+            os._exit(9)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(catalog_module, "load_entry", load_entry)
+    config = load_config(project)[0]
+    together = load_catalog(project, config, workers=2)
+    alone = load_catalog(project, config, workers=1)
+    assert together.checked == 450 and together.diagnostics == alone.diagnostics == []
+    assert list(together.entries) == list(alone.entries) and len(together.entries) == 450
