@@ -179,11 +179,13 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     """
     from contextlib import nullcontext
 
+    from ..cache import RecordStore
     from ..entries.catalog import entry_paths
     from . import render  # noqa: F401  (imported before the fork: the workers share its code)
 
     ahead = None
-    if writer is not None and memo is None and cache != "off":
+    if writer is not None and memo is None and cache != "off" and RecordStore(root, "build-entries").enabled:
+        # (a cache folder that cannot be written holds no records for them to read)
         ahead = EntryPageWorkers.start(root, writer, len(entry_paths(root)))
     with ahead or nullcontext():
         return _render_site(root, emit, progress, memo, cache, timings, stats, writer, others, ahead)
