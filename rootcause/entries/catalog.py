@@ -402,6 +402,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     release_free_memory()   # before the cross-entry checks allocate their own
     with timings.stage("cross-check"):
         catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
+        release_free_memory()   # the anchor set's automaton and the compiled patterns, freed by now
     catalog.diagnostics.sort()
     return catalog
 
