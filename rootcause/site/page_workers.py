@@ -15,12 +15,11 @@ Two kinds of workers, both forked:
 
 from __future__ import annotations
 
-import hashlib
-import multiprocessing
 import os
-import pickle
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+# multiprocessing, concurrent.futures, pickle and hashlib are imported where workers start:
+# a build of a small site, and every rebuild in place, never need them (30 ms of start-up)
 
 #: pages it takes before rendering is shared with workers
 PARALLEL_PAGES = 400
@@ -30,6 +29,8 @@ CHUNK = 100
 
 def worker_count() -> int:
     """Processes that render, the build's own included: one per core where `fork` exists."""
+    import multiprocessing
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return os.cpu_count() or 1
@@ -62,6 +63,8 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
     `sink`, (path, `sink(path, bytes)`) instead, the sink called where the page was rendered, so
     that workers write their own pages rather than send them to this process. The pages of a
     worker that died (killed, out of memory) are rendered here, each after `discard(path)`."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     rendered = rendered or {}
@@ -123,6 +126,8 @@ def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, st
     job, (entry id, the writer's (hash, linked)), or (entry id, None) for an entry whose record
     cannot be read or is not that entry: the build's process renders that page itself."""
     global _context
+    import pickle
+
     from ..cache import RecordStore
     from ..entries.catalog import from_record
     from .render import Renderer, entry_page
@@ -159,6 +164,9 @@ class EntryPageWorkers:
     stops them."""
 
     def __init__(self, root: Path, writer, count: int):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         global _inherited
         self.count = count
         _inherited = (root, writer)
@@ -195,6 +203,9 @@ class EntryPageWorkers:
         with each chunk and read once per worker. Returns (its jobs, a future) per chunk; the
         future's result is `_render_entries`'s, and its `result()` raises a worker's error, or
         `BrokenProcessPool` when a worker died (killed, out of memory)."""
+        import hashlib
+        import pickle
+
         data = pickle.dumps(context, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(data).digest()
         chunks = [jobs[start:start + CHUNK] for start in range(0, len(jobs), CHUNK)]
