@@ -147,16 +147,23 @@ def _from_cache(root: Path, verify: bool = False):
 
 def _from_project(root: Path, use_cache: bool = True, verify: bool = True):
     """From the compiled index when it is fresh; else from the entries, checked (the slow
-    path), which then stores the index for the next call."""
+    path), which then stores the index for the next call. The slow path takes an unchanged
+    entry from the build cache's record of it, as `check` does (the checks across entries
+    always run); without `use_cache` (`--no-cache`) every entry is parsed and checked."""
     if use_cache:
         found = _from_cache(root, verify)
         if found is not None:
             return found
+    from ..cache import RecordStore
     from ..entries.project import open_project
     from ..site.diagnosis_index import store
     from ..site.search import build_search_files, build_signature_file
+    from ..site.stamps import build_version
 
-    project, problems = open_project(root)
+    if use_cache:
+        project, problems = open_project(root, store=RecordStore(root, "build-entries"), version=build_version())
+    else:
+        project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
     if project is None or errors:
         for d in errors[:20]:

@@ -348,3 +348,42 @@ def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_p
                                  per_record=diagnosis_index.per_record(sections))
         assert load(own_project) is not None   # whole and fresh, but not a signature index
         assert _diagnose_json(own_project, log) == expected
+
+
+def test_a_stale_index_is_rebuilt_from_the_build_caches_records_of_the_unchanged_entries(project: Path, tmp_path: Path,
+                                                                                        monkeypatch):
+    """After one entry is edited, diagnose's slow path parses and checks only that entry: the
+    others come from the records `check` left (validated again; the checks across entries run).
+    The report is the one `--no-cache`, which parses and checks every entry, gives."""
+    from rootcause.entries import catalog
+
+    own = tmp_path / "project"
+    shutil.copytree(project, own, ignore=shutil.ignore_patterns(cache.CACHE_FOLDER))
+    assert run_cli("--root", str(own), "check").returncode == 0
+    entry = own / "entries" / "cuda-out-of-memory.yaml"
+    entry.write_text(entry.read_text(encoding="utf-8").replace("\nsummary: >\n", "\nsummary: >\n  Edited.\n", 1),
+                     encoding="utf-8")
+    assert not fresh(own)
+    parsed: list[str] = []
+    real = catalog.load_entry
+
+    def load_entry(path, *args, **kwargs):
+        parsed.append(path.name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(catalog, "load_entry", load_entry)
+    log = REPO / "tests" / "logs" / "repro" / "deepspeed-0.17.6.log"
+    from rootcause.commands.cli import main
+
+    def report(*flags: str) -> dict:
+        out = tmp_path / "report.json"
+        with open(out, "w", encoding="utf-8") as stream, pytest.MonkeyPatch.context() as m:
+            m.setattr(sys, "stdout", stream)
+            main(["--root", str(own), "diagnose", "--json", *flags, str(log)])
+        return json.loads(out.read_text(encoding="utf-8"))
+
+    with_records = report()
+    assert parsed == ["cuda-out-of-memory.yaml"] and fresh(own)
+    parsed.clear()
+    assert report("--no-cache") == with_records
+    assert len(parsed) == len(list((own / "entries").glob("*.yaml")))
