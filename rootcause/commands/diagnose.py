@@ -158,10 +158,10 @@ def _from_project(root: Path, use_cache: bool = True, verify: bool = True):
     from ..entries.project import open_project
     from ..site.diagnosis_index import store
     from ..site.search import build_search_files, build_signature_file
-    from ..site.stamps import build_version
+    from ..site.stamps import ENTRY_RECORDS, build_version
 
     if use_cache:
-        project, problems = open_project(root, store=RecordStore(root, "build-entries"), version=build_version())
+        project, problems = open_project(root, store=RecordStore(root, ENTRY_RECORDS), version=build_version())
     else:
         project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]

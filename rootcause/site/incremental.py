@@ -60,7 +60,7 @@ from .search import (
     term_shards,
 )
 from .search import DOCS_PER_SHARD
-from .stamps import VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
+from .stamps import ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 3
@@ -271,7 +271,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         if not output_intact(out, manifest):
             raise _Fallback("the site is not as the last build left it")
 
-    entry_store = RecordStore(root, "build-entries")
+    entry_store = RecordStore(root, ENTRY_RECORDS)
     settings = config_key(config)
 
     def old_loaded(entry_id: str) -> LoadedEntry:
@@ -617,7 +617,7 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     stamp = render_stamp(root, config, asset_names, tabs, version)
     if signature_file_changed and stamp[0] == stamp[1]:
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
-    page_store = RecordStore(root, "build-pages")
+    page_store = RecordStore(root, PAGE_RECORDS)
     rendered = 0
     for page in pages:
         # an entry's page may be one an earlier build rendered (an edit undone); a list page

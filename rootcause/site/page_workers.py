@@ -36,11 +36,16 @@ def worker_count() -> int:
     return os.cpu_count() or 1
 
 
+def alternate(chunks: list, processes: int) -> tuple[list, list]:
+    """(this process's chunks, the workers'): the build's own process takes every
+    `processes`-th chunk (the first, and so on), its `processes - 1` workers the others."""
+    return chunks[::processes], [chunk for i, chunk in enumerate(chunks) if i % processes]
+
+
 def workers_share(items: list, processes: int) -> list:
-    """The items that `processes - 1` workers take: the build's own process takes every
-    `processes`-th chunk of `CHUNK` (the first, and so on), the workers the others."""
+    """The items the workers take of `items` cut into chunks of `CHUNK` (see `alternate`)."""
     chunks = [items[start:start + CHUNK] for start in range(0, len(items), CHUNK)]
-    return [item for i, chunk in enumerate(chunks) if i % processes for item in chunk]
+    return [item for chunk in alternate(chunks, processes)[1] for item in chunk]
 
 
 # -- workers forked when rendering starts ----------------------------------------------------------
@@ -82,7 +87,7 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
     global _render_job
     _render_job = (renderer, pages, sink_here)
     bounds = [(start, min(start + CHUNK, len(pages))) for start in range(0, len(pages), CHUNK)]
-    own, theirs = bounds[::workers], [b for i, b in enumerate(bounds) if i % workers]
+    own, theirs = alternate(bounds, workers)
     import gc
 
     gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
@@ -110,8 +115,8 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
 
 
 # -- workers forked before the catalog is loaded ----------------------------------------------------
-#: in a worker: what it inherited at the fork (root, writer) and the last context
-#: it was sent (its digest and (renderer, config, cards, incoming))
+#: in a worker: what it inherited at the fork (root, writer) and the last context it was sent
+#: (its digest and (renderer, config, cards, incoming, entry records, page records))
 _inherited: tuple | None = None
 _context: tuple[bytes, tuple] | None = None
 
@@ -131,14 +136,15 @@ def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, st
     from ..cache import RecordStore
     from ..entries.catalog import from_record
     from .render import Renderer, entry_page
+    from .stamps import ENTRY_RECORDS, PAGE_RECORDS
 
     root, writer = _inherited  # type: ignore[misc]
     if _context is None or _context[0] != digest:
         config, asset_names, tabs, cards, incoming = pickle.loads(context)
-        _context = (digest, (Renderer(config, root, asset_names, tabs), config, cards, incoming))
-    renderer, config, cards, incoming = _context[1]
-    records = RecordStore(root, "build-entries")
-    page_store = RecordStore(root, "build-pages")   # the build's process marks these pages' keys used
+        # the build's process marks the keys of the pages put here used (it looked them all up)
+        _context = (digest, (Renderer(config, root, asset_names, tabs), config, cards, incoming,
+                             RecordStore(root, ENTRY_RECORDS), RecordStore(root, PAGE_RECORDS)))
+    renderer, config, cards, incoming, records, page_store = _context[1]
     done: list[tuple] = []
     for entry_id, record_key, key in jobs:
         body = records.get(record_key)
