@@ -1,7 +1,5 @@
 """`python -m rootcause ...` = `rootcause ...`."""
 
-import sys
+from .commands.cli import run_command
 
-from .commands.cli import main
-
-sys.exit(main())
+run_command()

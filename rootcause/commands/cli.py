@@ -40,5 +40,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+def exit_with(code: int) -> None:
+    """End the process with `code` once its output is flushed, without the interpreter's teardown.
+
+    Teardown frees every object the command made, one by one, which after a build of 10,000
+    entries takes about a tenth of a second and changes nothing: every file was closed and
+    every worker reaped before the command returned (mypy ends the same way). Only the command
+    line's own entry points call this; `main` returns normally to a caller in the same process.
+    """
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):   # the reader went away, or stdout was closed
+        pass
+    try:
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    os._exit(code)
+
+
+def run_command() -> None:
+    """The `rootcause` command: `main`, then `exit_with` its exit code."""
+    exit_with(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run_command()

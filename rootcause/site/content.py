@@ -16,7 +16,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import markdown_it_pyrs
-from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from ..errors import Diagnostic, display_path
@@ -24,10 +23,22 @@ from ..files import is_inside
 from ..located_yaml import load_yaml, read_text
 from ..text import markdown_images
 
-#: images are off too: no request may leave the site (`check` refuses them with E018; should
-#: one get through, `![alt](src)` renders as "!" and a link, which loads nothing)
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table").disable("image")
-#: the CommonMark rules without raw HTML (html_block, html_inline) and images, plus tables: as `_md`
+
+@lru_cache(maxsize=1)
+def _commonmark():
+    """markdown-it-py's CommonMark renderer, for the one thing the fast renderer lacks (inline
+    rendering of text that starts like a block). Made on first use: importing markdown-it-py
+    costs a rebuild in place about 60 ms, and most builds never need it. Images are off too: no
+    request may leave the site (`check` refuses them with E018; should one get through,
+    `![alt](src)` renders as "!" and a link, which loads nothing)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table") \
+        .disable("image")
+
+
+#: the CommonMark rules without raw HTML (html_block, html_inline) and images, plus tables: as
+#: `_commonmark()`
 _FAST_RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
                "autolink", "backticks", "emphasis", "entity", "escape", "link", "newline", "table"]
 _fast = markdown_it_pyrs.MarkdownIt("zero").enable_many(_FAST_RULES)
@@ -53,7 +64,7 @@ def inline(text: str) -> Markup:
     html = _fast.render(text or "")
     if html.startswith("<p>") and html.endswith("</p>\n") and html.count("<p>") == 1:
         return Markup(_no_inline_style(html[3:-5]))
-    return Markup(_no_inline_style(_md.renderInline(text or "")))  # block syntax (a leading "1." or "#"): keep it inline
+    return Markup(_no_inline_style(_commonmark().renderInline(text or "")))  # block syntax (a leading "1." or "#"): keep it inline
 
 
 @dataclass
