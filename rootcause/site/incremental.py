@@ -333,7 +333,10 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
             if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
                 raise _Fallback(f"{entry_id} links to itself or to no entry")
-        if fresh and (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
+        # E035 and E036 read an entry's signatures (examples included) and its links alone: an
+        # edit that kept both, in every changed entry, cannot change what they report
+        if any(_matching_changed(loaded, before[entry_id]) for entry_id, loaded in fresh.items()) and \
+                (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
             raise _Fallback("a changed signature collides or matches a healthy log")
 
     files: dict[str, bytes] = {}
@@ -398,6 +401,12 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                                      weights_blob, index)
         write_manifest(out, root, new_state, sections, per_record=per_record(sections))
     return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
+
+
+def _matching_changed(loaded: LoadedEntry, old: LoadedEntry) -> bool:
+    """Did the edit change what the collision and healthy-log checks read of the entry?"""
+    return loaded.entry.signatures != old.entry.signatures or \
+        [(r.id, r.relation) for r in loaded.entry.related] != [(r.id, r.relation) for r in old.entry.related]
 
 
 def _allowed(entry_id: str, related: dict[str, list[tuple[str, str]]]) -> set[str]:

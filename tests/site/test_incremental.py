@@ -175,6 +175,41 @@ def test_a_changed_signature_that_matches_another_example(project: Path):
                for d in raised.value.diagnostics)
 
 
+def test_a_link_taken_away_uncovers_a_collision(project: Path):
+    """E035 through the links alone: the relation that allowed two entries to share a line
+    becomes one that does not, and nothing else in the file changes."""
+    path = entry(project, "autograd-inplace-modified-variable")
+    edit(path, "  - id: inductor-backend-compile-error\n    relation: often-confused-with\n",
+         "  - id: inductor-backend-compile-error\n    relation: see-also\n")
+    with pytest.raises(RootcauseError) as raised:
+        build(project, progress=False)
+    assert raised.value.diagnostics == cold_check(project)
+    assert {d.code for d in raised.value.diagnostics} == {"E035"}
+    assert any("inductor-backend-compile-error" in d.message for d in raised.value.diagnostics)
+
+
+def test_the_checks_against_other_entries_run_when_signatures_or_links_changed(project: Path, monkeypatch):
+    """E035 and E036 read only signatures and links: an edit to anything else skips them."""
+    from rootcause.site import incremental
+
+    calls = []
+    collides, healthy = incremental._collides, incremental._healthy_match
+    monkeypatch.setattr(incremental, "_collides", lambda *a: calls.append("E035") or collides(*a))
+    monkeypatch.setattr(incremental, "_healthy_match", lambda *a: calls.append("E036") or healthy(*a))
+    prepend(entry(project, "cuda-out-of-memory"), "summary", "Reworded.")
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "root_cause", "Put briefly, a collective never finished.")
+    assert build(project, progress=False).in_place and calls == []
+    same_as_cold(project)
+    edit(entry(project, "cuda-out-of-memory"), "related:\n",
+         "related:\n  - id: dataloader-worker-killed\n    relation: see-also\n")
+    assert build(project, progress=False).in_place and calls == ["E035", "E036"]
+    same_as_cold(project)
+    calls.clear()
+    add_log_line(entry(project, "nccl-watchdog-collective-timeout"), "[rank0]: one more line of the log")
+    assert build(project, progress=False).in_place and calls == ["E035", "E036"]
+    same_as_cold(project)
+
+
 def test_an_added_entry_takes_the_full_build(project: Path):
     text = entry(project, "loss-plateau-not-learning").read_text(encoding="utf-8")   # role: symptom, no examples
     (project / "entries" / "loss-plateau-copy.yaml").write_text(
