@@ -77,12 +77,16 @@ def doc_row(entry_id: str, title: str, summary: str, severity: str, category: st
     return [entry_id, title, summary, severity, category]
 
 
-def term_weights(entries: list) -> dict[str, dict[str, dict[int, float]]]:
-    """{two-character shard key: {token: {entry number: weight}}} of entries in `search_key` order."""
+def term_weights(entries: list, release: bool = False) -> dict[str, dict[str, dict[int, float]]]:
+    """{two-character shard key: {token: {entry number: weight}}} of entries in `search_key` order.
+    `release`: empty each entry's own weights once they are grouped, so that they are moved here
+    rather than held twice (10 KB an entry)."""
     grouped: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
     for number, loaded in enumerate(entries):
         for token, weight in (loaded.search_weights or entry_weights(loaded)).items():
             grouped[token[:2]][token][number] = weight  # a pair "a+b" lives with the tokens starting like "a"
+        if release:
+            loaded.search_weights = {}
     return grouped
 
 
@@ -144,13 +148,14 @@ def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str]) ->
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
 
 
-def build_search_files(catalog: Catalog, keep: dict | None = None) -> dict[str, bytes]:
+def build_search_files(catalog: Catalog, keep: dict | None = None, release: bool = False) -> dict[str, bytes]:
     """{relative path: bytes} of every search file; shard names carry a content hash. `keep`, if
     given, receives what a rebuild needs to rewrite only the shards one entry touches: the entry
-    order, the term weights by shard key and the shard names by shard key."""
+    order, the term weights by shard key and the shard names by shard key. `release`: the
+    entries' own weights are not needed afterwards (`term_weights`)."""
     entries = sorted(catalog.entries.values(), key=search_key)
     n = len(entries)
-    grouped = term_weights(entries)
+    grouped = term_weights(entries, release)
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
     names_by_group: dict[str, dict[str, str]] = {}
