@@ -622,7 +622,7 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
         gone.update(old_plan)
     if signature_file_changed and not any(p.template == VOLATILE_TEMPLATE for p in pages):
         pages.append(diagnose_page(config))
-    renderer = Renderer(config, root, asset_names, tabs)
+    renderer = Renderer(config, root, asset_names, tabs, keep_compiled=True)
     stamp = render_stamp(root, config, asset_names, tabs, version)
     if signature_file_changed and stamp[0] == stamp[1]:
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")

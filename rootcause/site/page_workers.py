@@ -140,9 +140,9 @@ def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, st
 
     root, writer = _inherited  # type: ignore[misc]
     if _context is None or _context[0] != digest:
-        config, asset_names, tabs, cards, incoming = pickle.loads(context)
+        config, asset_names, tabs, cards, incoming, keep_compiled = pickle.loads(context)
         # the build's process marks the keys of the pages put here used (it looked them all up)
-        _context = (digest, (Renderer(config, root, asset_names, tabs), config, cards, incoming,
+        _context = (digest, (Renderer(config, root, asset_names, tabs, keep_compiled), config, cards, incoming,
                              RecordStore(root, ENTRY_RECORDS), RecordStore(root, PAGE_RECORDS)))
     renderer, config, cards, incoming, records, page_store = _context[1]
     done: list[tuple] = []
@@ -205,8 +205,8 @@ class EntryPageWorkers:
 
     def submit(self, context: tuple, jobs: list[tuple[str, str, str | None]]) -> list:
         """Start rendering `jobs` ([(entry id, record key, page cache key)]) in chunks of
-        `CHUNK`; `context` = (config, asset names, content tabs, cards, incoming links), sent
-        with each chunk and read once per worker. Returns (its jobs, a future) per chunk; the
+        `CHUNK`; `context` = (config, asset names, content tabs, cards, incoming links, whether
+        compiled templates are kept (`Renderer`)), sent with each chunk and read once per worker. Returns (its jobs, a future) per chunk; the
         future's result is `_render_entries`'s, and its `result()` raises a worker's error, or
         `BrokenProcessPool` when a worker died (killed, out of memory)."""
         import hashlib

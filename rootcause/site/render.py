@@ -204,7 +204,9 @@ class _Sandbox(SandboxedEnvironment):
 
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
-                 content_tabs: list[tuple[str, str]] = ()):
+                 content_tabs: list[tuple[str, str]] = (), keep_compiled: bool = False):
+        """`keep_compiled`: load and keep compiled templates in the user's cache folder
+        (`template_cache`); a build with the build cache off compiles them afresh."""
         self.config = config
         self.root = root
         folders = []
@@ -217,12 +219,15 @@ class Renderer:
         # the bundled templates run there too (a theme overrides some and includes the others).
         # Without a theme folder only the bundled templates, part of this package, are rendered:
         # outside the sandbox, whose checks of every attribute and call cost a sixth of the time.
+        from .template_cache import bytecode_cache
+
         self.env = (_Sandbox if config.theme else jinja2.Environment)(
             loader=TemplateLoader(folders),
             autoescape=True,
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            bytecode_cache=bytecode_cache(sandboxed=bool(config.theme)) if keep_compiled else None,
         )
         self.env.filters.update(markdown=markdown, inline=inline, plain=plain, tojson_ld=_json_ld,
                                 thread_label=thread_label, highlight=highlight, mark_matches=mark_matches)

@@ -46,9 +46,9 @@ def test_images_in_a_content_page_are_refused(small_project: Path):
 
 
 def test_markdown_renders_no_image_and_no_inline_style():
-    from rootcause.site.content import _md, inline, markdown
+    from rootcause.site.content import _commonmark, inline, markdown
 
-    for render in (markdown, inline, _md.render):
+    for render in (markdown, inline, _commonmark().render):
         html = str(render("![pixel](https://tracker.example/p.png) ![ref][r]\n\n[r]: https://e.example/x.png\n"))
         assert "<img" not in html and "<a href=\"https://tracker.example/p.png\">pixel</a>" in html
     table = str(markdown("| a | b | c |\n| :-- | --: | :-: |\n| 1 | 2 | 3 |\n"))
