@@ -33,6 +33,7 @@ from pathlib import Path
 from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
                      record_at)
 from ..collector import paused
+from ..forked import Alongside
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
                                record_key)
 from ..entries.project import healthy_log_paths
@@ -268,9 +269,24 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                    if list(now.stats[name] or ()) != (old_entries[by_path[name]][1] or [])]
         if not changed or len(changed) > MAX_CHANGED:
             raise _Fallback(f"{len(changed)} entry files changed (in place: 1 to {MAX_CHANGED}, and nothing else)")
-        if not output_intact(out, manifest):
-            raise _Fallback("the site is not as the last build left it")
+        # proven in a forked child while the change is worked out; nothing is written before
+        # its answer (`_intact`)
+        intact = Alongside(lambda: output_intact(out, manifest))
+    try:
+        return _rebuild_changed(root, out, config, fingerprint, state, timings, model, manifest, version, now,
+                                old_entries, changed, intact)
+    finally:
+        intact.close()
 
+
+def _intact(intact: Alongside) -> None:
+    if not intact.result():
+        raise _Fallback("the site is not as the last build left it")
+
+
+def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, timings, model: dict, manifest: dict,
+                     version: str, now: Inputs, old_entries: dict[str, list], changed: list[str],
+                     intact: Alongside) -> Outcome:
     entry_store = RecordStore(root, ENTRY_RECORDS)
     settings = config_key(config)
 
@@ -312,6 +328,7 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
 
     if not fresh:   # touched, not changed: only the recorded stat keys and the inputs' fingerprint are new
         with timings.stage("write"):
+            _intact(intact)
             for entry_id in changed:
                 stat = now.stats[old_entries[entry_id][0]]
                 old_entries[entry_id][1] = list(stat) if stat else None
@@ -378,28 +395,33 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
             files={path: body for path, body in files.items() if is_search_file(path)},
             removed={path for path in removed if is_search_file(path)}, consequences=consequences,
             table=None if same_signatures else table_sections(json.loads(signature_file)))
-        store_sections(root, now, config.base_url, index)
-
-    with timings.stage("write"):
-        for path, body in files.items():
-            if path not in digests:
-                digests[path] = file_digest(body)
-        changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != digests[path]}
-        removed -= set(files)
-        new_state = update_in_place(out, manifest, changed_files, removed, digests)
-        new_state["inputs"] = fingerprint
-        for entry_id, loaded in fresh.items():
-            entry_store.put(keys[entry_id], entry_record((loaded, [])))
-        for entry_id in changed:
-            row = old_entries[entry_id]
-            stat = now.stats[row[0]]
-            row[1], row[2] = list(stat) if stat else None, keys[entry_id]
-            if entry_id in fresh:
-                e = fresh[entry_id].entry
-                row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
-        sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
-                                     weights_blob, index)
-        write_manifest(out, root, new_state, sections, per_record=per_record(sections))
+        _intact(intact)
+        # stored by a forked child while the site and the model are written here
+        stored = Alongside(lambda: store_sections(root, now, config.base_url, index))
+    try:
+        with timings.stage("write"):
+            for path, body in files.items():
+                if path not in digests:
+                    digests[path] = file_digest(body)
+            changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != digests[path]}
+            removed -= set(files)
+            new_state = update_in_place(out, manifest, changed_files, removed, digests)
+            new_state["inputs"] = fingerprint
+            for entry_id, loaded in fresh.items():
+                entry_store.put(keys[entry_id], entry_record((loaded, [])))
+            for entry_id in changed:
+                row = old_entries[entry_id]
+                stat = now.stats[row[0]]
+                row[1], row[2] = list(stat) if stat else None, keys[entry_id]
+                if entry_id in fresh:
+                    e = fresh[entry_id].entry
+                    row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
+            sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
+                                         weights_blob, index)
+            write_manifest(out, root, new_state, sections, per_record=per_record(sections))
+            stored.result()
+    finally:
+        stored.close()
     return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
 
 
