@@ -88,6 +88,9 @@ class Alongside(Generic[T]):
         if self._pid is not None:
             self._reap()
 
+    def __del__(self):   # a rebuild that gave up without asking: its child is reaped all the same
+        self.close()
+
     def _reap(self) -> int:
         os.close(self._read)
         try:
