@@ -444,7 +444,7 @@ class Entry(Strict):
         """pydantic gives each of an entry's 20-odd models a set of the fields it was given,
         which only `exclude_unset` and `model_fields_set` read (this package reads neither):
         about 8 of the 24 KB an entry holds in memory. The models are frozen, so those sets
-        never change: each becomes one frozenset shared by every model with the same fields."""
+        never change: each becomes one `SharedFields` for every model given the same fields."""
         _share_sets(self)
         return self
 
@@ -458,15 +458,32 @@ class Entry(Strict):
         return self.added or self.reviewed
 
 
-_SHARED_SETS: dict[frozenset, frozenset] = {}
+class SharedFields(set):
+    """A model's fields set shared with the models given the same fields: still a `set` for
+    pydantic (`model_dump(exclude_unset=True)` reads it), refusing every change."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a shared fields set cannot change (the entry models are frozen)")
+
+    add = discard = remove = pop = clear = update = _refuse
+    difference_update = intersection_update = symmetric_difference_update = _refuse
+    __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
+
+
+_SHARED_SETS: dict[frozenset, SharedFields] = {}
 
 
 def _share_sets(value: Any) -> None:
     if isinstance(value, Strict):
         fields = value.__pydantic_fields_set__
-        if type(fields) is not frozenset:
-            frozen = frozenset(fields)
-            object.__setattr__(value, "__pydantic_fields_set__", _SHARED_SETS.setdefault(frozen, frozen))
+        if type(fields) is not SharedFields:
+            key = frozenset(fields)
+            shared = _SHARED_SETS.get(key)
+            if shared is None:
+                shared = _SHARED_SETS[key] = SharedFields(key)
+            object.__setattr__(value, "__pydantic_fields_set__", shared)
         for item in value.__dict__.values():
             if isinstance(item, (Strict, list)):
                 _share_sets(item)
