@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .patterns import Compiled
 from .signatures import CompiledSignature
@@ -211,7 +211,7 @@ class SignatureTable:
 
     # -- a compiled index --------------------------------------------------------------------------
     @staticmethod
-    def records(signature_json: list[dict]) -> tuple[dict, bytes]:
+    def records(signature_json: Iterable[dict]) -> tuple[dict, bytes]:
         """(table, records) for storing: the table as JSON data and the signatures' records, one
         JSON text per line, as `CompiledSignature.as_json` gives them (a site's signatures.json
         holds the same list)."""

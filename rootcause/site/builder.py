@@ -211,7 +211,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         entry_page,
         incoming_links,
     )
-    from .diagnosis_index import index_sections, store_sections
+    from .diagnosis_index import index_sections_of_parts, store_sections
     from .search import (SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_address,
                          signature_parts)
 
@@ -240,10 +240,11 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         parts = {entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()}
         related = {entry_id: [(r.id, r.relation) for r in loaded.entry.related]
                    for entry_id, loaded in catalog.entries.items()}
-        signatures = assemble_signature_file(parts, consequences_of(related))
+        consequences = consequences_of(related)
+        signatures = assemble_signature_file(parts, consequences)
         files.update(search_files)
         files[SIGNATURES] = signatures
-        index = index_sections(search_files, signatures)
+        index = index_sections_of_parts(search_files, parts, consequences)
         if project.inputs is not None:   # for `diagnose`, in .rootcause-cache/
             store_sections(root, project.inputs, config.base_url, index)
         del search_files, related
@@ -327,8 +328,8 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
 
 def _forget_positions(catalog) -> None:
     """Drop the entries' positions once the catalog is checked: only messages about the entries
-    need them (4.5 of the 50 KB an entry holds in memory), and the stages after it allocate from
-    what is freed here. A `serve` keeps them for its next build."""
+    need them (4.5 KB an entry), and the stages after it allocate from what is freed here. A
+    `serve` keeps them for its next build."""
     for loaded in catalog.entries.values():
         loaded.located = None
 

@@ -52,7 +52,9 @@ def _no_inline_style(html: str) -> str:
     return _ALIGN.sub(r' class="rc-align-\1"', html) if ' style="' in html else html
 
 
-@lru_cache(maxsize=8192)
+#: block texts seldom repeat (a full build of the bundled entries finds 26 of 823 in the memo),
+#: and each one kept costs about 800 bytes in every rendering process
+@lru_cache(maxsize=1024)
 def markdown(text: str) -> Markup:
     """Block Markdown → safe HTML."""
     return Markup(_no_inline_style(_fast.render(text or "")))

@@ -227,12 +227,32 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
 def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> dict[str, bytes]:
     """The sections of an index (all but `inputs`), from a site's signatures.json and its search files."""
     data = json.loads(signature_file)
-    table, consequences = table_sections(data), data["consequences"]
     rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
+    return _sections(search_files, data["signatures"], rows, data["consequences"])
+
+
+def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[str, tuple[bytes, bytes | None]],
+                            consequences: dict) -> dict[str, bytes]:
+    """`index_sections` of the signatures.json that `search.assemble_signature_file` makes of
+    these parts, without parsing that file whole: each entry's signatures are parsed, recorded
+    and dropped in turn (at 10,000 entries the parsed file is about 100 MB), and its row is
+    the part as it is (the same JSON text)."""
+    ids = sorted(parts)
+    signatures = (signature for entry_id in ids if parts[entry_id][0]
+                  for signature in json.loads(b"[" + parts[entry_id][0] + b"]"))
+    rows = {entry_id: parts[entry_id][1] for entry_id in ids if parts[entry_id][1] is not None}
+    return _sections(search_files, signatures, rows, consequences)
+
+
+def _sections(search_files: Mapping[str, bytes], signatures, rows: dict[str, bytes], consequences: dict
+              ) -> dict[str, bytes]:
+    from ..matching.anchors import SignatureTable
+
+    table_data, records = SignatureTable.records(signatures)
     count = bucket_count(len(rows))
     entries, entry_index = bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
     search, search_index = bucketed(dict(search_files), count, b"")
-    return {"table": table[0], "records": table[1], "entry_index": _dump(entry_index),
+    return {"table": _dump(table_data), "records": records, "entry_index": _dump(entry_index),
             "consequences": _dump(consequences or {}), "search_index": _dump(search_index),
             **{f"entries.{k}": body for k, body in entries.items()},
             **{f"search.{k}": body for k, body in search.items()}}

@@ -387,3 +387,22 @@ def test_a_stale_index_is_rebuilt_from_the_build_caches_records_of_the_unchanged
     parsed.clear()
     assert report("--no-cache") == with_records
     assert len(parsed) == len(list((own / "entries").glob("*.yaml")))
+
+
+def test_the_index_made_from_the_parts_is_the_one_made_from_signatures_json():
+    """A build makes the index's sections from each entry's signature parts, one entry at a
+    time (`index_sections_of_parts`); `check` and `diagnose` from a whole signatures.json. The
+    same bytes, section for section."""
+    from rootcause.entries.project import open_project
+    from rootcause.site.diagnosis_index import index_sections, index_sections_of_parts
+    from rootcause.site.search import assemble_signature_file, build_search_files, consequences_of, signature_parts
+
+    catalog = open_project(REPO)[0].catalog
+    search_files = build_search_files(catalog)
+    parts = {entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()}
+    consequences = consequences_of({entry_id: [(r.id, r.relation) for r in loaded.entry.related]
+                                    for entry_id, loaded in catalog.entries.items()})
+    whole = index_sections(search_files, assemble_signature_file(parts, consequences))
+    assert index_sections_of_parts(search_files, parts, consequences) == whole
+    assert list(index_sections_of_parts(search_files, parts, consequences)) == list(whole)
+    assert len(whole["records"].splitlines()) == sum(len(loaded.signatures) for loaded in catalog.entries.values())
