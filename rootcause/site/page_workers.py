@@ -125,11 +125,20 @@ def _warm_up(_n: int) -> int:
     return os.getpid()
 
 
-def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, str | None]]) -> list[tuple]:
-    """In a worker: the pages of `jobs` ([(entry id, its record's key, its page's cache key)]),
-    each entry read from its record, rendered and written where it was rendered. Returns, per
-    job, (entry id, the writer's (hash, linked)), or (entry id, None) for an entry whose record
-    cannot be read or is not that entry: the build's process renders that page itself."""
+def links_of(entry, cards: dict, incoming: dict) -> tuple[dict, list]:
+    """What `render.entry_page` reads of the site's cards and backlinks for `entry`: the cards of
+    the entries it links with, either way, and the links made to it."""
+    towards = incoming.get(entry.id, [])
+    ids = {r.id for r in entry.related} | {other for other, _relation in towards}
+    return {i: cards[i] for i in ids if i in cards}, towards
+
+
+def _render_entries(digest: bytes, context: bytes, jobs: list[tuple]) -> list[tuple]:
+    """In a worker: the pages of `jobs` ([(entry id, its record's key, its page's cache key, its
+    `links_of`)]), each entry read from its record, rendered and written where it was rendered.
+    Returns, per job, (entry id, the writer's (hash, linked)), or (entry id, None) for an entry
+    whose record cannot be read or is not that entry: the build's process renders that page
+    itself."""
     global _context
     import pickle
 
@@ -140,13 +149,13 @@ def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, st
 
     root, writer = _inherited  # type: ignore[misc]
     if _context is None or _context[0] != digest:
-        config, asset_names, tabs, cards, incoming, keep_compiled = pickle.loads(context)
+        config, asset_names, tabs, keep_compiled = pickle.loads(context)
         # the build's process marks the keys of the pages put here used (it looked them all up)
-        _context = (digest, (Renderer(config, root, asset_names, tabs, keep_compiled), config, cards, incoming,
+        _context = (digest, (Renderer(config, root, asset_names, tabs, keep_compiled), config,
                              RecordStore(root, ENTRY_RECORDS), RecordStore(root, PAGE_RECORDS)))
-    renderer, config, cards, incoming, records, page_store = _context[1]
+    renderer, config, records, page_store = _context[1]
     done: list[tuple] = []
-    for entry_id, record_key, key in jobs:
+    for entry_id, record_key, key, (cards, towards) in jobs:
         body = records.get(record_key)
         try:
             loaded = from_record(body, config)[0] if body is not None else None
@@ -156,7 +165,7 @@ def _render_entries(digest: bytes, context: bytes, jobs: list[tuple[str, str, st
             done.append((entry_id, None))
             continue
         loaded.source_key = record_key
-        page = entry_page(loaded, config, cards, incoming)
+        page = entry_page(loaded, config, cards, {entry_id: towards})
         data = renderer.render(page)
         if key is not None:
             page_store.put(key, data)
@@ -204,11 +213,12 @@ class EntryPageWorkers:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def submit(self, context: tuple, jobs: list[tuple[str, str, str | None]]) -> list:
-        """Start rendering `jobs` ([(entry id, record key, page cache key)]) in chunks of
-        `CHUNK`; `context` = (config, asset names, content tabs, cards, incoming links, whether
-        compiled templates are kept (`Renderer`)), sent with each chunk and read once per worker. Returns (its jobs, a future) per chunk; the
-        future's result is `_render_entries`'s, and its `result()` raises a worker's error, or
-        `BrokenProcessPool` when a worker died (killed, out of memory)."""
+        """Start rendering `jobs` ([(entry id, record key, page cache key, `links_of` the entry)])
+        in chunks of `CHUNK`; `context` = (config, asset names, content tabs, whether compiled
+        templates are kept (`Renderer`)), sent with each chunk and read once per worker. Returns
+        (its jobs, a future) per chunk; the future's result is `_render_entries`'s, and its
+        `result()` raises a worker's error, or `BrokenProcessPool` when a worker died (killed,
+        out of memory)."""
         import hashlib
         import pickle
 
