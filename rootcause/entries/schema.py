@@ -471,6 +471,11 @@ class SharedFields(set):
     difference_update = intersection_update = symmetric_difference_update = _refuse
     __ior__ = __iand__ = __isub__ = __ixor__ = _refuse
 
+    def __reduce__(self):
+        """Copied (`model_copy`, which may update it, `copy`, `deepcopy`) or pickled: a set of
+        its own."""
+        return set, (list(self),)
+
 
 _SHARED_SETS: dict[frozenset, SharedFields] = {}
 

@@ -55,6 +55,13 @@ def test_every_model_holds_a_shared_set_of_the_fields_it_was_given(catalog):
     import copy
 
     assert copy.deepcopy(entry) == entry and copy.deepcopy(entry).model_fields_set == entry.model_fields_set
+    # a copy, updated or not, and an unpickled entry get a set of their own
+    import pickle
+
+    changed = entry.model_copy(update={"title": "Another title"})
+    assert changed.title == "Another title" and "title" in changed.model_fields_set and entry.title != changed.title
+    assert type(entry.model_copy().model_fields_set) is set
+    assert pickle.loads(pickle.dumps(entry)) == entry
 
 
 def test_the_entries_read_dump_and_compare_as_before(catalog):
