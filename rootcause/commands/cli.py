@@ -9,6 +9,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 
@@ -38,6 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:
+        if exc.errno not in _OUT_OF_SPACE:
+            raise
+        # the disk (or the quota) is full: whatever was being written is cut short
+        print(f"rootcause: cannot write: {exc.strerror} — free some space and run it again", file=sys.stderr)
+        return 1
+
+
+_OUT_OF_SPACE = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def exit_with(code: int) -> None:
@@ -48,14 +58,13 @@ def exit_with(code: int) -> None:
     every worker reaped before the command returned (mypy ends the same way). Only the command
     line's own entry points call this; `main` returns normally to a caller in the same process.
     """
-    try:
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError):   # the reader went away, or stdout was closed
-        pass
-    try:
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):   # the reader went away, or the stream was closed
+            pass
+        except OSError:   # the output is lost (a full disk): as the interpreter's own exit would
+            code = code or 120
     os._exit(code)
 
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rootcause.commands.cli import main
 
 from conftest import REPO, run_cli
@@ -43,3 +45,14 @@ def test_a_reader_that_stops_early_gets_no_traceback():
     stderr = process.stderr.read()
     assert process.wait(timeout=120) == 0
     assert b"Traceback" not in stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_a_full_disk_gets_a_message_and_exit_code_one_not_a_traceback():
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run([sys.executable, "-m", "rootcause", "export", "--format", "loki"], cwd=REPO,
+                                stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.decode().strip().endswith(
+        "rootcause: cannot write: No space left on device — free some space and run it again")
+    assert b"Traceback" not in result.stderr
