@@ -257,7 +257,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
         pages += aggregate_pages(config, cards, content_pages, project.study)
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
-        renderer = Renderer(config, root, asset_names, tabs, keep_compiled=cache == "use")
+        renderer = Renderer(config, root, asset_names, tabs, keep_compiled=cache != "off")
         page_memo = memo.setdefault("pages", {})
         stamp = render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
         keys = {page.path: key for page in pages if stamp and (key := page_key(page, stamp)) is not None}
@@ -300,7 +300,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
 
                 if ahead is not None:
                     _render_with(ahead, renderer, pages[:len(catalog.entries)], todo, checked, keys,
-                                 (config, asset_names, tabs, cache == "use"), cards, incoming, sink, writer, advance)
+                                 (config, asset_names, tabs, cache != "off"), cards, incoming, sink, writer, advance)
                 else:
                     for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink,
                                                                discard=writer.discard):

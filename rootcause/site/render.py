@@ -206,7 +206,9 @@ class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
                  content_tabs: list[tuple[str, str]] = (), keep_compiled: bool = False):
         """`keep_compiled`: load and keep compiled templates in the user's cache folder
-        (`template_cache`); a build with the build cache off compiles them afresh."""
+        (`template_cache`), as builds that write the build cache do (`--force` too: the code is
+        checked against the template's source, so it is never stale); with the cache off they
+        are compiled afresh."""
         self.config = config
         self.root = root
         folders = []

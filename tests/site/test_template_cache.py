@@ -135,21 +135,23 @@ def test_no_folder_of_ones_own_means_no_cache(tmp_path: Path, monkeypatch):
     assert bytecode_cache(sandboxed=False) is None
 
 
-def test_a_build_keeps_them_and_a_forced_or_cacheless_one_does_not(small_project: Path, tmp_path: Path, monkeypatch):
-    from rootcause.site.builder import build, site_files
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "forced"))
-    forced = build(small_project, progress=False, force=True)
-    assert forced.pages > 1 and kept_files(tmp_path / "forced") == []
-    site = site_files(small_project)   # the build cache off
-    assert kept_files(tmp_path / "forced") == []
+def test_builds_keep_them_and_a_cacheless_one_does_not(small_project: Path, tmp_path: Path, monkeypatch):
     import shutil
+
+    from rootcause.site.builder import build, site_files
 
     from conftest import files_of
 
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cacheless"))
+    site = site_files(small_project)   # the build cache off: compiled afresh, nothing kept
+    assert kept_files(tmp_path / "cacheless") == []
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "forced"))
+    forced = build(small_project, progress=False, force=True)
+    assert forced.pages > 1 and len(kept_files(tmp_path / "forced")) >= 10   # every template a page is made with
+    assert files_of(small_project / "site") == site
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "used"))
     shutil.rmtree(small_project / "site")
     shutil.rmtree(small_project / ".rootcause-cache")   # so that every page is rendered again
     build(small_project, progress=False)
-    assert len(kept_files(tmp_path / "used")) >= 10   # every template a page of the site is made with
+    assert len(kept_files(tmp_path / "used")) >= 10
     assert files_of(small_project / "site") == site
