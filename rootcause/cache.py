@@ -23,9 +23,11 @@ sees a whole old file or a whole new one. A large section lives beside the file 
 writing or hashing it: a rebuild that changed a few records of a site model writes those, not the
 model. A reader opens every section it refers to with its header, so a section pruned later
 (none of the cache files names it any more) stays readable to it. The folder must be a real
-folder of the project (a symbolic link there is neither read nor written through) and carries its own `.gitignore` and
-`CACHEDIR.TAG`, so that neither git nor backup tools pick it up in a project whose .gitignore
-lacks it. A project folder that cannot be written simply goes without a cache.
+folder of the project (a symbolic link there is neither read nor written through), made by this
+user's rootcause (its `owner` token listed in the user's own folder: a cache folder that came
+with the project's files is never read), and carries its own `.gitignore` and `CACHEDIR.TAG`,
+so that neither git nor backup tools pick it up in a project whose .gitignore lacks it. A
+project folder that cannot be written simply goes without a cache.
 """
 
 from __future__ import annotations
@@ -387,9 +389,9 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
     folder, of another kind or format, or not whole (its sections do not add up to its size, or a
     shared section it names is missing or of another length)."""
     folder = cache_folder(root)
+    if not _real_folder(folder, create=False):
+        return None
     try:
-        if not stat.S_ISDIR(os.lstat(folder).st_mode):
-            return None
         fd = os.open(folder / name, _OPEN_FLAGS)
     except OSError:
         return None
@@ -661,13 +663,114 @@ def _read_record_file(path: str, size: int | None = None) -> bytes | None:
 
 
 def _real_folder(folder: Path, create: bool) -> bool:
-    """A real folder (not a symbolic link), made (with the cache's markers) if missing and `create`."""
+    """A real folder (not a symbolic link), made if missing and `create`; the cache folder itself
+    only when this user made it here (`_own_cache_folder`)."""
+    if folder.name == CACHE_FOLDER:
+        return _own_cache_folder(folder, create)
     try:
         if create and not os.path.lexists(folder):
             os.mkdir(folder)
-            if folder.name == CACHE_FOLDER:
-                for marker, text in ((".gitignore", b"# rootcause's cache: never committed\n*\n"), ("CACHEDIR.TAG", _TAG)):
-                    (folder / marker).write_bytes(text)
         return stat.S_ISDIR(os.lstat(folder).st_mode)
     except OSError:
         return False
+
+
+# -- whose cache folder --------------------------------------------------------------------------
+#: the file of the cache folder holding its token; the same name in the user's own folder
+#: `projects/` says that this user made it
+OWNER = "owner"
+_TOKEN = re.compile(r"[0-9a-f]{32}")
+
+
+def user_cache_folder(name: str) -> Path | None:
+    """`$XDG_CACHE_HOME/rootcause/NAME` (`~/.cache/rootcause/NAME`), made if missing: a folder
+    only this user can write, or None when there is none (no home, a relative XDG_CACHE_HOME,
+    which the XDG spec says to ignore, another owner, open to others, a symbolic link)."""
+    if not hasattr(os, "getuid"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(base):
+        return None
+    folder = os.path.join(base, "rootcause", name)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return Path(folder)
+
+
+def _owned(folder: Path) -> bool:
+    """Is this cache folder one that this user's rootcause made? Its `owner` token is listed in
+    the user's own `projects/` folder, which nothing in a project can write to."""
+    registry = user_cache_folder("projects")
+    if registry is None:
+        return False
+    try:
+        fd = os.open(folder / OWNER, _OPEN_FLAGS)
+        try:
+            token = os.read(fd, 64).decode("ascii").strip() if stat.S_ISREG(os.fstat(fd).st_mode) else ""
+        finally:
+            os.close(fd)
+        if not _TOKEN.fullmatch(token) or not stat.S_ISREG(os.lstat(registry / token).st_mode):
+            return False
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _own_cache_folder(folder: Path, create: bool) -> bool:
+    """The cache folder, when this user made it here; with `create`, made (or, if it came from
+    elsewhere, made again) so. A cache folder that arrives with the project's files (committed
+    by a pull request, say) is never read: its records could hold pages or an index that the
+    build would take as its own. It is moved aside and removed, and a new one is made. Its name
+    taken by a symbolic link or a file: no cache."""
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        st = None
+    except OSError:
+        return False
+    if st is not None:
+        if not stat.S_ISDIR(st.st_mode):
+            return False
+        if _owned(folder):
+            return True
+    if not create:
+        return False
+    registry = user_cache_folder("projects")
+    if registry is None:
+        return False   # nowhere to say that this user made it: no cache
+    token = secrets.token_hex(16)
+    fresh = folder.with_name(f"{CACHE_FOLDER}.new-{token[:8]}")
+    try:
+        os.mkdir(fresh)
+        for marker, text in ((".gitignore", b"# rootcause's cache: never committed\n*\n"), ("CACHEDIR.TAG", _TAG),
+                             (OWNER, token.encode() + b"\n")):
+            (fresh / marker).write_bytes(text)
+        (registry / token).write_bytes(os.fsencode(folder.resolve().parent) + b"\n")
+        if st is not None:
+            _discard(folder)
+        os.rename(fresh, folder)   # fails when another process made one meanwhile
+    except OSError:
+        _discard(fresh)
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and _owned(folder)
+    return True
+
+
+def _discard(folder: Path) -> None:
+    """Move a cache folder aside and remove it (never through a link it holds)."""
+    import shutil
+
+    aside = folder.with_name(f"{CACHE_FOLDER}.discarded-{secrets.token_hex(4)}")
+    try:
+        os.rename(folder, aside)
+    except OSError:
+        return
+    shutil.rmtree(aside, ignore_errors=True)

@@ -141,7 +141,7 @@ def test_a_linked_sections_folder_is_neither_written_nor_pruned_through(tmp_path
     precious.write_bytes(b"not a cache")
     old = precious.stat().st_mtime - cache.PRUNE_AFTER_S - 5
     os.utime(precious, (old, old))
-    (tmp_path / cache.CACHE_FOLDER).mkdir()
+    assert cache._real_folder(tmp_path / cache.CACHE_FOLDER, create=True)   # this user's cache folder
     _shared(tmp_path).symlink_to(elsewhere)
     assert _write(tmp_path, small=SMALL, big=BIG)
     assert all(len(item) == 3 for item in sections(tmp_path / cache.CACHE_FOLDER / "test-file"))

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import sys
 from pathlib import Path
 
 import jinja2
+
+from ..cache import user_cache_folder
 
 
 class _Tolerant(jinja2.FileSystemBytecodeCache):
@@ -49,20 +50,8 @@ def _options_digest() -> str:
 
 def bytecode_cache(sandboxed: bool) -> jinja2.BytecodeCache | None:
     """The cache for one kind of environment, or None when there is no folder of this user's own
-    to keep it in (no home, another owner, open to others, a symbolic link, cannot be made)."""
-    if not hasattr(os, "getuid"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(base):
-        return None   # no home folder, or XDG_CACHE_HOME relative (the spec says to ignore it)
+    to keep it in (`cache.user_cache_folder`)."""
     kind = "sandboxed" if sandboxed else "plain"
     tag = f"{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}-{_options_digest()}"
-    folder = os.path.join(base, "rootcause", f"templates-{kind}-{tag}")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        st = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return _Tolerant(folder, "%s.cache")
+    folder = user_cache_folder(f"templates-{kind}-{tag}")
+    return _Tolerant(os.fspath(folder), "%s.cache") if folder is not None else None
