@@ -702,12 +702,9 @@ def user_cache_folder(name: str) -> Path | None:
     return Path(folder)
 
 
-def _owned(folder: Path) -> bool:
+def _owned(folder: Path, registry: Path) -> bool:
     """Is this cache folder one that this user's rootcause made? Its `owner` token is listed in
-    the user's own `projects/` folder, which nothing in a project can write to."""
-    registry = user_cache_folder("projects")
-    if registry is None:
-        return False
+    `registry`, the user's own `projects/` folder, which nothing in a project can write to."""
     try:
         fd = os.open(folder / OWNER, _OPEN_FLAGS)
         try:
@@ -727,6 +724,9 @@ def _own_cache_folder(folder: Path, create: bool) -> bool:
     by a pull request, say) is never read: its records could hold pages or an index that the
     build would take as its own. It is moved aside and removed, and a new one is made. Its name
     taken by a symbolic link or a file: no cache."""
+    registry = user_cache_folder("projects")
+    if registry is None:
+        return False   # nowhere to say that this user made it: no cache
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
@@ -736,13 +736,10 @@ def _own_cache_folder(folder: Path, create: bool) -> bool:
     if st is not None:
         if not stat.S_ISDIR(st.st_mode):
             return False
-        if _owned(folder):
+        if _owned(folder, registry):
             return True
     if not create:
         return False
-    registry = user_cache_folder("projects")
-    if registry is None:
-        return False   # nowhere to say that this user made it: no cache
     token = secrets.token_hex(16)
     fresh = folder.with_name(f"{CACHE_FOLDER}.new-{token[:8]}")
     try:
@@ -760,7 +757,7 @@ def _own_cache_folder(folder: Path, create: bool) -> bool:
             st = os.lstat(folder)
         except OSError:
             return False
-        return stat.S_ISDIR(st.st_mode) and _owned(folder)
+        return stat.S_ISDIR(st.st_mode) and _owned(folder, registry)
     return True
 
 

@@ -5,9 +5,10 @@ read nothing the others make and are long enough to matter (proving the site is 
 build left it: an `lstat` per file, 12,500 at 10,000 entries; storing the diagnosis index). A
 forked child does one of them beside the rest, on another core, and hands back a small answer
 through a pipe. Forking is not free: every memory page either process writes to afterwards is
-copied, so it pays only for work that is long and touches little. It is an optimisation only: where there is no `fork`, where the fork fails, or
-when the child fails in any way (an exception, a signal, an answer that does not unpickle), the
-work is done here, as if nothing had been forked.
+copied, so it pays only for work that is long and touches little. It is an optimisation only:
+where there is no `fork`, where the fork fails, or when the child fails in any way (an
+exception, a signal, an answer that does not unpickle), the work is done here, as if nothing
+had been forked.
 """
 
 from __future__ import annotations

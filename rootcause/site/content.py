@@ -28,7 +28,7 @@ from ..text import markdown_images
 def _commonmark():
     """markdown-it-py's CommonMark renderer, for the one thing the fast renderer lacks (inline
     rendering of text that starts like a block). Made on first use: importing markdown-it-py
-    costs a rebuild in place about 60 ms, and most builds never need it. Images are off too: no
+    costs a fresh process about 45 ms, and most builds never need it. Images are off too: no
     request may leave the site (`check` refuses them with E018; should one get through,
     `![alt](src)` renders as "!" and a link, which loads nothing)."""
     from markdown_it import MarkdownIt

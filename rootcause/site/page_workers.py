@@ -116,7 +116,7 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
 
 # -- workers forked before the catalog is loaded ----------------------------------------------------
 #: in a worker: what it inherited at the fork (root, writer) and the last context it was sent
-#: (its digest and (renderer, config, cards, incoming, entry records, page records))
+#: (its digest and (renderer, config, entry records, page records))
 _inherited: tuple | None = None
 _context: tuple[bytes, tuple] | None = None
 
@@ -212,7 +212,7 @@ class EntryPageWorkers:
         """Stop the workers (a chunk being rendered is finished first; the others are dropped)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def submit(self, context: tuple, jobs: list[tuple[str, str, str | None]]) -> list:
+    def submit(self, context: tuple, jobs: list[tuple[str, str, str | None, tuple]]) -> list:
         """Start rendering `jobs` ([(entry id, record key, page cache key, `links_of` the entry)])
         in chunks of `CHUNK`; `context` = (config, asset names, content tabs, whether compiled
         templates are kept (`Renderer`)), sent with each chunk and read once per worker. Returns

@@ -173,13 +173,13 @@ def build_version() -> str:
     return code_version((__version__, versions, bundled))
 
 
-#: the one asset name that changes with the entries (signatures.json's hash), and the template
-#: that names it: only that page's key includes it, unless another template names it too
 #: the build cache's two record stores (`cache.RecordStore`), shared by every process that reads
 #: or writes them: entries by their file's key, rendered pages by their page key
 ENTRY_RECORDS = "build-entries"
 PAGE_RECORDS = "build-pages"
 
+#: the one asset name that changes with the entries (signatures.json's hash), and the template
+#: that names it: only that page's key includes it, unless another template names it too
 VOLATILE_ASSET = "signatures.json"
 VOLATILE_TEMPLATE = "diagnose.html"
 
