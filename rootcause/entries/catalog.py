@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import multiprocessing
 import os
 import time
@@ -25,6 +24,7 @@ from ..collector import paused, release_free_memory
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
+from .. import jsonbytes
 from ..located_yaml import Located, load_yaml, read_text
 from ..matching.signatures import (
     AnchorIndex,
@@ -191,7 +191,7 @@ def entry_record(result: tuple[LoadedEntry | None, list[Diagnostic]]) -> bytes:
                       compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless]] for sig in loaded.signatures],
                       marks=[[sig.marks.get(log, ()) for log in spec.example_logs]
                              for sig, spec in zip(loaded.signatures, loaded.entry.signatures)])
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return jsonbytes.dumps(record)
 
 
 def _step(compiled) -> list:
@@ -232,7 +232,7 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
     record of another shape is rebuilt, never trusted). The entry is validated again by the
     same model, so a record can only ever yield a valid entry."""
     try:
-        record = json.loads(body)
+        record = jsonbytes.loads(body)
         problems = [Diagnostic(str(p[0]), int(p[1]), int(p[2]), str(p[3]), str(p[4]), str(p[5]), severity=str(p[6]))
                     for p in record["problems"]]
         if "entry" not in record:

@@ -22,11 +22,11 @@ project's cache, see `rootcause.site.diagnosis_index`), which are then read one 
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Callable, Iterable
 
+from .. import jsonbytes
 from .patterns import Compiled
 from .signatures import CompiledSignature
 
@@ -220,7 +220,7 @@ class SignatureTable:
         for number, data in enumerate(signature_json):
             for _regex, anchor in list(data["steps"]) + list(data.get("unless", [])):
                 table._add(anchor, number)
-            line = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+            line = jsonbytes.dumps(data, sort_keys=True)
             lines.append(line)
             offsets.append(offsets[-1] + len(line) + 1)
             checks.append(zlib.crc32(line))
@@ -277,7 +277,7 @@ class SignatureTable:
             if zlib.crc32(line) != checks[number]:
                 raise CorruptIndex(f"signature record {number} fails its checksum")
             try:
-                sig = build(json.loads(line))
+                sig = build(jsonbytes.loads(line))
             except CorruptIndex:
                 raise
             except (ValueError, KeyError, TypeError, RecursionError) as exc:

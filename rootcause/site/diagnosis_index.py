@@ -28,10 +28,10 @@ read for checking and again after it was hashed; if any changed in between, noth
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from .. import jsonbytes
 from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket_count, bucketed, content_key, patch_buckets, read_cache,
                      record_at, still_fresh, write_cache)
 from ..files import relative_path_problem
@@ -74,7 +74,7 @@ class DiagnosisIndex:
         if data is None:
             raise CorruptIndex(f"section '{name}' fails its checksum")
         try:
-            return json.loads(data)
+            return jsonbytes.loads(data)
         except (ValueError, RecursionError) as exc:
             raise CorruptIndex(f"section '{name}' is not JSON ({exc})") from None
 
@@ -109,7 +109,7 @@ class DiagnosisIndex:
             line = record_at(self._cached.section(f"entries.{k}") if isinstance(k, int) else None, place)
             if line is None:
                 raise CorruptIndex(f"the row of entry '{entry_id[:60]}' fails its checksum")
-            found_id, row = json.loads(line)
+            found_id, row = jsonbytes.loads(line)
         except (TypeError, ValueError, RecursionError) as exc:
             raise CorruptIndex(f"the row of entry '{entry_id[:60]}' is not one ({exc})") from None
         if found_id != entry_id:
@@ -205,7 +205,7 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
     old = read_cache(root, NAME, KIND)
     if old is not None:
         try:
-            recorded = json.loads(old.section("inputs") or b"null")
+            recorded = jsonbytes.loads(old.section("inputs") or b"null")
         except (ValueError, RecursionError):
             recorded = None
         old.close()
@@ -226,7 +226,7 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
 
 def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> dict[str, bytes]:
     """The sections of an index (all but `inputs`), from a site's signatures.json and its search files."""
-    data = json.loads(signature_file)
+    data = jsonbytes.loads(signature_file)
     rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
     return _sections(search_files, data["signatures"], rows, data["consequences"])
 
@@ -239,7 +239,7 @@ def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[st
     the part as it is (the same JSON text)."""
     ids = sorted(parts)
     signatures = (signature for entry_id in ids if parts[entry_id][0]
-                  for signature in json.loads(b"[" + parts[entry_id][0] + b"]"))
+                  for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
     rows = {entry_id: parts[entry_id][1] for entry_id in ids if parts[entry_id][1] is not None}
     return _sections(search_files, signatures, rows, consequences)
 
@@ -278,7 +278,7 @@ def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | Non
         data = source.section(prefix + name)
         if data is None:
             raise CorruptIndex(f"section '{name}' fails its checksum")
-        return json.loads(data)
+        return jsonbytes.loads(data)
 
     entry_index, search_index = json_of("entry_index"), json_of("search_index")
     count = _count(source, prefix)
@@ -335,7 +335,7 @@ def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: di
 
 
 def _dump(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return jsonbytes.dumps(value)
 
 
 def remove(root: Path) -> None:
@@ -375,7 +375,7 @@ def load(root: Path) -> DiagnosisIndex | None:
     now = Inputs.take(root, folders)
     if now.digest() != header.get("stat_digest"):
         try:
-            record = json.loads(cached.section("inputs") or b"null")
+            record = jsonbytes.loads(cached.section("inputs") or b"null")
             if not isinstance(record, dict) or not still_fresh(record, now):
                 cached.close()
                 return None

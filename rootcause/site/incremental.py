@@ -32,6 +32,7 @@ from pathlib import Path
 
 from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
                      record_at)
+from .. import jsonbytes
 from ..collector import paused
 from ..forked import Alongside
 from ..entries.catalog import (OVERLAP_RELATIONS, LoadedEntry, config_key, entry_record, from_record, load_entry,
@@ -99,7 +100,7 @@ class Outcome:
 
 
 def _dump(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return jsonbytes.dumps(value)
 
 
 def _card_data(card: Card) -> tuple:
@@ -197,7 +198,7 @@ def _json(state, name: str):
     if data is None:
         raise _Fallback(f"section {name} missing or damaged")
     try:
-        return json.loads(data)
+        return jsonbytes.loads(data)
     except (ValueError, RecursionError):
         raise _Fallback(f"section {name} is not JSON") from None
 
@@ -394,7 +395,7 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
             state, INDEX, rows={i: row for i, (_sigs, row) in parts.items()},
             files={path: body for path, body in files.items() if is_search_file(path)},
             removed={path for path in removed if is_search_file(path)}, consequences=consequences,
-            table=None if same_signatures else table_sections(json.loads(signature_file)))
+            table=None if same_signatures else table_sections(jsonbytes.loads(signature_file)))
         _intact(intact)
         # stored by a forked child while the site and the model are written here
         stored = Alongside(lambda: store_sections(root, now, config.base_url, index))
@@ -557,7 +558,7 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
             line = record_at(blob, index[key])
             if line is None:
                 raise _Fallback(f"weights of {key} damaged")
-            found_key, tokens = json.loads(line)
+            found_key, tokens = jsonbytes.loads(line)
             if found_key != key:
                 raise _Fallback(f"weights of {key} misplaced")
             group = {t: dict(zip(flat[::2], flat[1::2])) for t, flat in tokens.items()}

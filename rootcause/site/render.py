@@ -10,7 +10,6 @@ named by `theme:` in site.yml.
 from __future__ import annotations
 
 import heapq
-import json
 import posixpath
 import re
 import traceback
@@ -22,6 +21,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
+from .. import jsonbytes
 from ..config import SiteConfig
 from ..entries.catalog import Catalog, LoadedEntry
 from ..entries.claims import thread_label
@@ -284,7 +284,7 @@ def _plain_parts(path: str) -> list[str] | None:
 
 def _json_ld(data: dict) -> Markup:
     """JSON-LD inside a <script type="application/ld+json"> block: escape '<' so it cannot close the tag."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")).replace("<", "\\u003c")
+    text = jsonbytes.dumps(data, sort_keys=True).decode("utf-8").replace("<", "\\u003c")
     return Markup(text)
 
 

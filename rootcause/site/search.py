@@ -14,13 +14,13 @@ A query fetches the manifest, one shard per query token and the doc shards of th
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import jsonbytes
 from ..entries.terms import entry_weights
 from ..matching.logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
 from ..matching.events import ANCHORS as EVENT_ANCHORS
@@ -61,7 +61,7 @@ def _short_hash(data: bytes) -> str:
 
 
 def _dump(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    return jsonbytes.dumps(value, sort_keys=True)
 
 
 def search_key(loaded) -> tuple:
@@ -355,7 +355,7 @@ class SearchIndex:
     `diagnose` uses it to offer entries related to an error that no signature explains."""
 
     def __init__(self, files: dict[str, bytes]):
-        self.manifest = json.loads(files[MANIFEST])
+        self.manifest = jsonbytes.loads(files[MANIFEST])
         self.files = files
 
     @classmethod
@@ -370,7 +370,7 @@ class SearchIndex:
         for n in range(len(token), 1, -1):
             key = token[:n]
             if key in shards:
-                return json.loads(self.files["search/" + shards[key]])
+                return jsonbytes.loads(self.files["search/" + shards[key]])
         return {}
 
     def query(self, text: str, limit: int = 10) -> list[dict]:
@@ -415,7 +415,7 @@ class SearchIndex:
         per = self.manifest["docs_per_shard"]
         out = []
         for doc, score in ranked:
-            rows = json.loads(self.files["search/" + self.manifest["doc_shards"][doc // per]])
+            rows = jsonbytes.loads(self.files["search/" + self.manifest["doc_shards"][doc // per]])
             row = rows[doc % per]
             out.append({"id": row[0], "title": row[1], "summary": row[2], "severity": row[3], "category": row[4],
                         "score": round(score, 3), "matched": matched[doc], "terms": len(unique)})

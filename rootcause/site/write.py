@@ -24,7 +24,6 @@ import ctypes
 import ctypes.util
 import fcntl
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -32,6 +31,7 @@ import stat
 import time
 from pathlib import Path, PurePosixPath
 
+from .. import jsonbytes
 from ..cache import read_cache, write_cache
 from ..errors import Diagnostic, RootcauseError
 
@@ -59,7 +59,7 @@ def read_manifest(out: Path, root: Path | None = None) -> dict:
     try:
         if cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
             return {}
-        data = json.loads(cached.section("state") or b"null")
+        data = jsonbytes.loads(cached.section("state") or b"null")
     except (ValueError, RecursionError):
         return {}
     finally:
@@ -74,7 +74,7 @@ def write_manifest(out: Path, root: Path | None, manifest: dict, sections: dict[
     """Record the build's state; `sections`: more that a later build reads from the same file
     (the site model of `incremental`), `per_record` of them checked record by record."""
     root = root if root is not None else out.resolve().parent
-    body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode("utf-8")
+    body = jsonbytes.dumps(manifest, sort_keys=True)
     return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
                        {"state": body, **(sections or {})}, per_record=per_record)
 

@@ -1,0 +1,31 @@
+"""JSON as UTF-8 bytes, for the files the build writes and reads back by the thousand (entry
+records, the site model, search shards, index sections, signatures.json).
+
+Written and read by orjson, a compiled library: on a 10,000-entry build it writes these in a
+sixth of the time of the standard `json` module and reads them in two thirds. Its text is what
+`json.dumps(value, ensure_ascii=False, separators=(",", ":"))` gives, byte for byte, except for
+some floats below 1e-4, the same numbers written otherwise (`0.00001` for `1e-05`, `1e-6` for
+`1e-06`). A value orjson does not write (an integer of more than 64 bits) is written by `json`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import orjson
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS   # keys that are numbers or None become text, as with `json`
+
+
+def dumps(value, sort_keys: bool = False) -> bytes:
+    """`value` as compact JSON in UTF-8 (non-ASCII text as it is); keys sorted with `sort_keys`."""
+    try:
+        return orjson.dumps(value, option=_OPTIONS | orjson.OPT_SORT_KEYS if sort_keys else _OPTIONS)
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys).encode("utf-8")
+
+
+def loads(data: bytes | str):
+    """The value of a JSON text; ValueError (orjson's JSONDecodeError is a `json.JSONDecodeError`)
+    when it is not one, as for invalid UTF-8, NaN or nesting deeper than 1,024."""
+    return orjson.loads(data)
