@@ -9,7 +9,8 @@ For each N (default 1,000; `--entries 10000` or `--entries 1000 10000`):
   pages its navigation makes every page O(N) and the build takes far too long);
 - entry page sizes (max and median, KB).
 
-Each measurement runs `--repeat` times (default 3; at 10,000 entries 2; MkDocs once) and the median is shown,
+Each measurement runs `--repeat` times (default 3; at 10,000 entries 2; MkDocs once), rootcause's and
+Hugo's rounds alternating, and the median is shown (and each round's CPU ratio),
 with ratios against Hugo and the brief's targets. Peak memory is the larger of the biggest
 single process (wait4's ru_maxrss) and the sampled sum of PSS over the process tree (rootcause
 loads entries in worker processes). Synthetic projects are cached under --work. The rootcause
@@ -78,24 +79,32 @@ def check(result, what: str):
     return result
 
 
-def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> dict:
-    out = out_root / "rc-site"
-    full, nochange, onechange = [], [], []
-    entry = sorted((project / "entries").glob("*.yaml"))[len(list((project / "entries").glob("*.yaml"))) // 2]
-    original = entry.read_text(encoding="utf-8")
-    try:
-        for i in range(repeat):
+class RootcauseRounds:
+    """rootcause's measurements, a round at a time (`round`): a full build from an empty output
+    folder, a rebuild with nothing changed and one with one entry's summary edited."""
+
+    def __init__(self, project: Path, out_root: Path, env: dict):
+        self.project, self.out, self.env = project, out_root / "rc-site", env
+        self.full, self.nochange, self.onechange = [], [], []
+        paths = sorted((project / "entries").glob("*.yaml"))
+        self.entry = paths[len(paths) // 2]
+        self.original = self.entry.read_text(encoding="utf-8")
+
+    def round(self, i: int, repeat: int) -> None:
+        project, out, env, entry, original = self.project, self.out, self.env, self.entry, self.original
+        try:
             shutil.rmtree(out, ignore_errors=True)
             r = check(run(rootcause_cmd(project, out, force=True), env=env), "rootcause build")
-            full.append(r)
-            print(f"  rootcause full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
+            self.full.append(r)
+            print(f"  rootcause full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, CPU {fmt_s(r.cpu_seconds)}, "
+                  f"{fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
             # a rebuild that does not skip says why on standard error, shown in the warning below
             r = check(run(rootcause_cmd(project, out, force=False), env={**env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}),
                       "rootcause rebuild")
             if "up to date" not in r.stdout:
                 print(f"  WARNING: a rebuild with nothing changed did not skip the build: {r.stdout.strip()} "
                       f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
-            nochange.append((r, inner_seconds(r.stdout)))
+            self.nochange.append((r, inner_seconds(r.stdout)))
             # one entry changed: its summary (the entry page, list pages and search shards depend on it)
             quote = "'" if "\nsummary: '" in original else ""
             entry.write_text(original.replace(f"\nsummary: {quote}", f"\nsummary: {quote}Edited {i}. ", 1), encoding="utf-8")
@@ -104,43 +113,62 @@ def bench_rootcause(project: Path, out_root: Path, repeat: int, env: dict) -> di
             if "in place" not in r.stdout:
                 print(f"  WARNING: the one-entry rebuild was a full build: {r.stdout.strip()} "
                       f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
-            onechange.append((r, inner_seconds(r.stdout)))
-            print(f"  rootcause rebuilds {i + 1}/{repeat}: no change {fmt_s(nochange[-1][0].seconds)}, "
-                  f"one entry {fmt_s(onechange[-1][0].seconds)}", file=sys.stderr, flush=True)
+            self.onechange.append((r, inner_seconds(r.stdout)))
+            print(f"  rootcause rebuilds {i + 1}/{repeat}: no change {fmt_s(self.nochange[-1][0].seconds)}, "
+                  f"one entry {fmt_s(self.onechange[-1][0].seconds)}", file=sys.stderr, flush=True)
+        finally:
             entry.write_text(original, encoding="utf-8")
-    finally:
-        entry.write_text(original, encoding="utf-8")
-    sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
-    search_kb = sum(p.stat().st_size for p in (out / "search").rglob("*") if p.is_file()) / 1024
-    return {
-        "full_s": median(r.seconds for r in full), "full_inner_s": median(inner_seconds(r.stdout) for r in full),
-        "full_kb": median(r.peak_kb for r in full), "full_maxrss_kb": median(r.max_rss_kb for r in full),
-        "full_tree_pss_kb": median(r.tree_pss_kb for r in full),
-        "full_cpu_s": median(r.cpu_seconds for r in full),
-        "nochange_cpu_s": median(r.cpu_seconds for r, _ in nochange),
-        "onechange_cpu_s": median(r.cpu_seconds for r, _ in onechange),
-        "nochange_s": median(r.seconds for r, _ in nochange), "nochange_inner_s": median(s for _, s in nochange),
-        "onechange_s": median(r.seconds for r, _ in onechange), "onechange_inner_s": median(s for _, s in onechange),
-        "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "pages": len(sizes),
-        "search_total_kb": search_kb, "runs": repeat,
-    }
+
+    def result(self) -> dict:
+        full, nochange, onechange, out = self.full, self.nochange, self.onechange, self.out
+        sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
+        search_kb = sum(p.stat().st_size for p in (out / "search").rglob("*") if p.is_file()) / 1024
+        return {
+            "full_s": median(r.seconds for r in full), "full_inner_s": median(inner_seconds(r.stdout) for r in full),
+            "full_kb": median(r.peak_kb for r in full), "full_maxrss_kb": median(r.max_rss_kb for r in full),
+            "full_tree_pss_kb": median(r.tree_pss_kb for r in full),
+            "full_cpu_s": median(r.cpu_seconds for r in full),
+            "nochange_cpu_s": median(r.cpu_seconds for r, _ in nochange),
+            "onechange_cpu_s": median(r.cpu_seconds for r, _ in onechange),
+            "nochange_s": median(r.seconds for r, _ in nochange), "nochange_inner_s": median(s for _, s in nochange),
+            "onechange_s": median(r.seconds for r, _ in onechange), "onechange_inner_s": median(s for _, s in onechange),
+            "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "pages": len(sizes),
+            "search_total_kb": search_kb, "runs": len(full),
+            "full_cpu_each_s": [r.cpu_seconds for r in full],
+        }
 
 
-def bench_hugo(site: Path, out_root: Path, repeat: int) -> dict | None:
-    if not Path(HUGO).exists():
-        return None
-    out = out_root / "hugo-site"
-    runs = []
+class HugoRounds:
+    """Hugo's full build of the same content, a round at a time."""
+
+    def __init__(self, site: Path, out_root: Path):
+        self.site, self.out, self.runs = site, out_root / "hugo-site", []
+
+    def round(self, i: int, repeat: int) -> None:
+        shutil.rmtree(self.out, ignore_errors=True)
+        shutil.rmtree(self.site / "resources", ignore_errors=True)
+        r = check(run([HUGO, "--quiet", "--source", str(self.site), "--destination", str(self.out),
+                       "--cleanDestinationDir"]), "hugo")
+        self.runs.append(r)
+        print(f"  hugo full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, CPU {fmt_s(r.cpu_seconds)}, {fmt_mb(r.peak_kb)}",
+              file=sys.stderr, flush=True)
+
+    def result(self) -> dict:
+        runs = self.runs
+        sizes = sorted(p.stat().st_size for p in (self.out / "entries").glob("*/index.html"))
+        return {"full_s": median(r.seconds for r in runs), "full_kb": median(r.peak_kb for r in runs),
+                "full_cpu_s": median(r.cpu_seconds for r in runs),
+                "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "runs": len(runs),
+                "full_cpu_each_s": [r.cpu_seconds for r in runs]}
+
+
+def alternate(rounds: list, repeat: int) -> None:
+    """Round 1 of each measurement, then round 2 of each, and so on: a machine whose speed drifts
+    over minutes (this project's shared one does, by a fifth) then slows or speeds both alike,
+    and the ratios compare builds made minutes apart, not a quarter of an hour."""
     for i in range(repeat):
-        shutil.rmtree(out, ignore_errors=True)
-        shutil.rmtree(site / "resources", ignore_errors=True)
-        r = check(run([HUGO, "--quiet", "--source", str(site), "--destination", str(out), "--cleanDestinationDir"]), "hugo")
-        runs.append(r)
-        print(f"  hugo full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, {fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
-    sizes = sorted(p.stat().st_size for p in (out / "entries").glob("*/index.html"))
-    return {"full_s": median(r.seconds for r in runs), "full_kb": median(r.peak_kb for r in runs),
-            "full_cpu_s": median(r.cpu_seconds for r in runs),
-            "page_max_kb": sizes[-1] / 1024, "page_median_kb": statistics.median(sizes) / 1024, "runs": repeat}
+        for measurement in rounds:
+            measurement.round(i, repeat)
 
 
 def bench_mkdocs(site: Path, out_root: Path, repeat: int) -> dict | None:
@@ -188,7 +216,11 @@ def report(n: int, rc: dict, hugo: dict | None, mk: dict | None, mk_note: str) -
                  f"{mk['page_max_kb']:.1f} / {mk['page_median_kb']:.1f} KB" if mk else mk_note,
                  "—", f"< {TARGET_PAGE_KB} KB", verdict(rc["page_max_kb"] < TARGET_PAGE_KB)])
     head = f"N = {n:,} entries (median of {rc['runs']} runs; search index {rc['search_total_kb'] / 1024:.1f} MB in all)"
-    return head + "\n\n" + table(["measure", "rootcause", "Hugo", "MkDocs-Material", "rootcause/Hugo", "target", ""], rows)
+    text = head + "\n\n" + table(["measure", "rootcause", "Hugo", "MkDocs-Material", "rootcause/Hugo", "target", ""], rows)
+    if hugo:
+        each = [f"{a:.1f} / {b:.1f} s ({a / b:.2f}×)" for a, b in zip(rc["full_cpu_each_s"], hugo["full_cpu_each_s"])]
+        text += "\n\nfull build CPU, rootcause / Hugo, round by round: " + "; ".join(each)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,8 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         out_root = work / f"n{n}-out"
         out_root.mkdir(parents=True, exist_ok=True)
         print(f"N = {n}", file=sys.stderr, flush=True)
-        rc = bench_rootcause(paths["rootcause"], out_root, repeat, env)
-        hugo = None if args.no_hugo else bench_hugo(paths["hugo"], out_root, repeat)
+        rc_rounds = RootcauseRounds(paths["rootcause"], out_root, env)
+        hugo_rounds = None if args.no_hugo or not Path(HUGO).exists() else HugoRounds(paths["hugo"], out_root)
+        alternate([rc_rounds] + ([hugo_rounds] if hugo_rounds else []), repeat)
+        rc = rc_rounds.result()
+        hugo = hugo_rounds.result() if hugo_rounds else None
         mk = bench_mkdocs(paths["mkdocs"], out_root, args.mkdocs_repeat) if with_mkdocs else None
         note = "not installed" if with_mkdocs else f"skipped (> {args.mkdocs_max})"
         results[n] = {"rootcause": rc, "hugo": hugo, "mkdocs": mk}
