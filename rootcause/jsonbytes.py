@@ -5,7 +5,9 @@ Written and read by orjson, a compiled library: on a 10,000-entry build it write
 sixth of the time of the standard `json` module and reads them in two thirds. Its text is what
 `json.dumps(value, ensure_ascii=False, separators=(",", ":"))` gives, byte for byte, except for
 some floats below 1e-4, the same numbers written otherwise (`0.00001` for `1e-05`, `1e-6` for
-`1e-06`). A value orjson does not write (an integer of more than 64 bits) is written by `json`.
+`1e-06`). A value orjson does not write (an integer of more than 64 bits) is written by `json`;
+read back, such an integer is a float. No file the build writes holds one: the numbers of an
+entry are bounded by its schema, stat keys fit in 64 bits.
 """
 
 from __future__ import annotations

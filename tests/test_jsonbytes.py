@@ -46,6 +46,8 @@ def test_a_small_float_is_written_otherwise_and_reads_back_the_same():
 
 def test_what_orjson_cannot_write_the_json_module_writes():
     assert jsonbytes.dumps([2 ** 70, -(2 ** 80)]) == b"[1180591620717411303424,-1208925819614629174706176]"
+    # read back, an integer of more than 64 bits is a float (the build writes none)
+    assert jsonbytes.loads(b"[1180591620717411303424, 18446744073709551615]") == [float(2 ** 70), 2 ** 64 - 1]
 
 
 def test_a_lone_surrogate_fails_as_it_did():
