@@ -48,13 +48,14 @@ MAX_INDEX_BYTES = 256 << 20
 
 
 def _from_site(folder: Path):
+    from .. import jsonbytes
     from ..files import Refused, read_regular
     from ..matching.scanner import index_problem, signature_from_json
     from ..site.search import SearchIndex
 
     path = folder / "search" / "signatures.json"
     try:
-        data = json.loads(read_regular(path, MAX_INDEX_BYTES).decode("utf-8"))
+        data = jsonbytes.loads(read_regular(path, MAX_INDEX_BYTES).decode("utf-8"))
     except Refused as refused:
         raise SystemExit(_fail(f"{path}: cannot use the signature index: {refused.message}"))
     except OSError as exc:
