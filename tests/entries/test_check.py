@@ -7,13 +7,23 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import REPO, run_cli
 
 BROKEN = REPO / "tests" / "broken"
 
 
-def test_broken_entries_give_exactly_the_expected_messages():
-    result = run_cli("--root", str(BROKEN), "check")
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    """A copy of tests/broken: `check` keeps its results in the project's build cache, which
+    must neither land in the source tree nor make a later run a warm one."""
+    project = tmp_path / "broken"
+    shutil.copytree(BROKEN, project, ignore=shutil.ignore_patterns(".rootcause-cache"))
+    return project
+
+
+def test_broken_entries_give_exactly_the_expected_messages(broken: Path):
+    result = run_cli("--root", str(broken), "check")
     assert result.returncode == 1
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     assert result.stdout.decode() == expected
@@ -31,11 +41,10 @@ def test_every_documented_code_in_the_golden_output_is_explained():
         assert f"| {code} |" in docs, f"{code} is not documented in content/writing-entries.md"
 
 
-def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(tmp_path: Path):
+def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(broken: Path):
     """`check` keeps each entry's result in the build cache and takes an unchanged entry from it
     (validated again by the model); a damaged record is checked again, an edited entry too."""
-    project = tmp_path / "broken"
-    shutil.copytree(BROKEN, project, ignore=shutil.ignore_patterns(".rootcause-cache"))
+    project = broken
     expected = (BROKEN / "expected.txt").read_text(encoding="utf-8")
     runs = [run_cli("--root", str(project), "check") for _ in range(2)]
     assert [(r.returncode, r.stdout.decode()) for r in runs] == [(1, expected)] * 2
@@ -56,9 +65,9 @@ def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(tmp_path
     assert any(line.startswith(f"entries/{target.name}:") and "unheard-of-" in line for line in edited.splitlines())
 
 
-def test_json_and_github_formats_carry_the_same_problems():
-    as_json = json.loads(run_cli("--root", str(BROKEN), "check", "--format", "json").stdout)
-    github = run_cli("--root", str(BROKEN), "check", "--format", "github").stdout.decode().splitlines()
+def test_json_and_github_formats_carry_the_same_problems(broken: Path):
+    as_json = json.loads(run_cli("--root", str(broken), "check", "--format", "json").stdout)
+    github = run_cli("--root", str(broken), "check", "--format", "github").stdout.decode().splitlines()
     assert len(as_json) == len(github) == 50
     first = as_json[0]
     assert github[0].startswith(f"::error file={first['path']},line={first['line']},col={first['column']},title={first['code']}::")
