@@ -23,7 +23,6 @@ it returns None and the full build runs, which reports exactly as a cold one doe
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -470,9 +469,10 @@ def _collides(state, model: dict, fresh: dict[str, LoadedEntry], related: dict, 
                 if any(find_matches(sig, numbered) for sig in others):
                     return True
     # every other entry's examples against the changed signatures: the stored example lines tell
-    # which entries hold a signature's first anchor; only those are read and matched
-    needles = {entry_id: {json.dumps(sig.steps[0].anchor, ensure_ascii=False)[1:-1].encode("utf-8")
-                          for sig in loaded.signatures} for entry_id, loaded in fresh.items()}
+    # which entries hold a signature's first anchor; only those are read and matched (the anchor
+    # escaped by the encoder that wrote those lines, as a JSON string without its quotes)
+    needles = {entry_id: {_dump(sig.steps[0].anchor)[1:-1] for sig in loaded.signatures}
+               for entry_id, loaded in fresh.items()}
     wanted: dict[str, set[str]] = {}
     for line in _example_lines(state, model):
         hits = [entry_id for entry_id, words in needles.items() if any(word in line for word in words)]
