@@ -16,9 +16,11 @@ examples against their signatures (through the stored example lines), their sign
 the healthy logs. It writes only the files that differ: their pages, the pages that list or link
 to them when what those show changed, the search shards of the terms whose weights changed, the
 doc shard, `signatures.json`, the sitemap and feed when they change; then the diagnosis index
-and the model. Whenever it finds anything to report, or a change it would have to recompute for
-the whole site (an entry's place in the search order, an entry gaining or losing signatures),
-it returns None and the full build runs, which reports exactly as a cold one does.
+and the model. The list pages, the one part that reads every card, are planned and rendered by a
+forked child (`forked.Alongside`) while this process does the rest. Whenever it finds anything
+to report, or a change it would have to recompute for the whole site (an entry's place in the
+search order, an entry gaining or losing signatures), it returns None and the full build runs,
+which reports exactly as a cold one does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
@@ -106,8 +108,19 @@ def _card_data(card: Card) -> tuple:
     return tuple(card.__dict__.values())   # its fields in order (astuple would deep-copy them)
 
 
+_CARD_FIELDS = tuple(f.name for f in fields(Card))
+
+
 def _card(data: list) -> Card:
-    return Card(*[tuple(v) if isinstance(v, list) else v for v in data])
+    """A card from its row, set field by field past the frozen class's `__init__`: a rebuild reads
+    10,000 of them, and that `__init__` is half the time."""
+    if not isinstance(data, list) or len(data) != len(_CARD_FIELDS):
+        raise ValueError("a card row of another shape")
+    card = object.__new__(Card)
+    values = card.__dict__
+    values.update(zip(_CARD_FIELDS, data))
+    values["systems"], values["tags"] = tuple(values["systems"]), tuple(values["tags"])
+    return card
 
 
 def _weight_line(group: str, tokens: dict[str, dict[int, float]]) -> bytes:
@@ -177,8 +190,7 @@ class _Change:
     entries: dict[str, list]            # the model's rows: path, stat key, record key, reviewed, published
     related: dict[str, list[tuple[str, str]]]   # every entry's links, the changed ones' new
     old_loaded: Callable[[str], LoadedEntry]    # an unchanged entry from the build cache
-    cards: dict[str, Card] = field(default_factory=dict)       # every card, the changed ones' new
-    old_cards: dict[str, Card] = field(default_factory=dict)   # every card as the last build had it
+    cards: "_Cards"                             # every card, the changed ones' new, read as asked for
 
 
 class _Fallback(Exception):
@@ -356,73 +368,83 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                 (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
             raise _Fallback("a changed signature collides or matches a healthy log")
 
-    files: dict[str, bytes] = {}
-    removed: set[str] = set()
     with timings.stage("index"):
-        old_cards = {entry_id: _card(data) for entry_id, data in _by_entry(state, model, "cards").items()}
-        cards = dict(old_cards)
-        for entry_id, loaded in fresh.items():
-            cards[entry_id] = Card.of(loaded)
-        # signatures.json: the last one, its changed entries' parts put in place of the old
-        parts = {entry_id: signature_parts(loaded) for entry_id, loaded in fresh.items()}
-        consequences = consequences_of(related)
-        layout = _json(state, "siglayout")
-        spliced = splice_signature_file(_site_file(out, manifest, SIGNATURES), layout, old_consequences,
-                                        consequences, parts)
-        if spliced is None:
-            raise _Fallback("signatures.json is not laid out as the model says")
-        signature_file, old_parts = spliced
-        same_signatures = all(parts[i][0] == old_parts[i][0] for i in fresh)
-        number = {entry_id: n for n, entry_id in enumerate(layout["ids"])}
-        for entry_id, (sigs, row) in parts.items():
-            layout["sigs"][number[entry_id]] = len(sigs)
-            layout["rows"][number[entry_id]] = len(row) if row is not None else -1
-        files[SIGNATURES] = signature_file
-        digests = {SIGNATURES: file_digest(signature_file)}   # 13 MB at 10,000 entries: hashed once
-        signature_file_changed = manifest["files"].get(SIGNATURES) != digests[SIGNATURES]
-        change = _Change(fresh, before, old_entries, related, old_loaded, cards, old_cards)
-        weights_blob = _search_update(state, model, change, files, removed)
-
-    with timings.stage("render"):
-        gone: set[str] = set()
-        rendered = _render(root, config, version, digests[SIGNATURES], signature_file_changed, change, files, gone)
-        model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - len(gone)
-        removed |= gone
-
-    with timings.stage("index"):
-        index = patched_sections(
-            state, INDEX, rows={i: row for i, (_sigs, row) in parts.items()},
-            files={path: body for path, body in files.items() if is_search_file(path)},
-            removed={path for path in removed if is_search_file(path)}, consequences=consequences,
-            table=None if same_signatures else table_sections(jsonbytes.loads(signature_file)))
-        _intact(intact)
-        # stored by a forked child while the site and the model are written here
-        stored = Alongside(lambda: store_sections(root, now, config.base_url, index))
+        cards = _Cards(state, model, {entry_id: Card.of(loaded) for entry_id, loaded in fresh.items()})
+        pages_in = _page_inputs(root, config, manifest)
+        # the list pages a changed card is on, planned and rendered by a forked child while the
+        # rest is worked out here (it reads every card, which this process then never needs)
+        lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in))
     try:
-        with timings.stage("write"):
-            for path, body in files.items():
-                if path not in digests:
-                    digests[path] = file_digest(body)
-            changed_files = {path: body for path, body in files.items() if manifest["files"].get(path) != digests[path]}
-            removed -= set(files)
-            new_state = update_in_place(out, manifest, changed_files, removed, digests)
-            new_state["inputs"] = fingerprint
-            for entry_id, loaded in fresh.items():
-                entry_store.put(keys[entry_id], entry_record((loaded, [])))
-            for entry_id in changed:
-                row = old_entries[entry_id]
-                stat = now.stats[row[0]]
-                row[1], row[2] = list(stat) if stat else None, keys[entry_id]
-                if entry_id in fresh:
-                    e = fresh[entry_id].entry
-                    row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
-            sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
-                                         weights_blob, index)
-            write_manifest(out, root, new_state, sections, per_record=per_record(sections))
-            stored.result()
+        files: dict[str, bytes] = {}
+        removed: set[str] = set()
+        with timings.stage("index"):
+            # signatures.json: the last one, its changed entries' parts put in place of the old
+            parts = {entry_id: signature_parts(loaded) for entry_id, loaded in fresh.items()}
+            consequences = consequences_of(related)
+            layout = _json(state, "siglayout")
+            spliced = splice_signature_file(_site_file(out, manifest, SIGNATURES), layout, old_consequences,
+                                            consequences, parts)
+            if spliced is None:
+                raise _Fallback("signatures.json is not laid out as the model says")
+            signature_file, old_parts = spliced
+            same_signatures = all(parts[i][0] == old_parts[i][0] for i in fresh)
+            number = {entry_id: n for n, entry_id in enumerate(layout["ids"])}
+            for entry_id, (sigs, row) in parts.items():
+                layout["sigs"][number[entry_id]] = len(sigs)
+                layout["rows"][number[entry_id]] = len(row) if row is not None else -1
+            files[SIGNATURES] = signature_file
+            digests = {SIGNATURES: file_digest(signature_file)}   # 13 MB at 10,000 entries: hashed once
+            signature_file_changed = manifest["files"].get(SIGNATURES) != digests[SIGNATURES]
+            change = _Change(fresh, before, old_entries, related, old_loaded, cards)
+            weights_blob = _search_update(out, manifest, state, model, change, files, removed)
+
+        with timings.stage("render"):
+            rendered = _render(root, config, version, digests[SIGNATURES], signature_file_changed, change, pages_in,
+                               files)
+            list_files, gone, listed = lists.result()
+            files.update(list_files)
+            rendered += listed
+            model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - len(gone)
+            removed |= gone
+
+        with timings.stage("index"):
+            index = patched_sections(
+                state, INDEX, rows={i: row for i, (_sigs, row) in parts.items()},
+                files={path: body for path, body in files.items() if is_search_file(path)},
+                removed={path for path in removed if is_search_file(path)}, consequences=consequences,
+                table=None if same_signatures else table_sections(jsonbytes.loads(signature_file)))
+            _intact(intact)
+            # stored by a forked child while the site and the model are written here
+            stored = Alongside(lambda: store_sections(root, now, config.base_url, index))
+        try:
+            with timings.stage("write"):
+                for path, body in files.items():
+                    if path not in digests:
+                        digests[path] = file_digest(body)
+                changed_files = {path: body for path, body in files.items()
+                                 if manifest["files"].get(path) != digests[path]}
+                removed -= set(files)
+                new_state = update_in_place(out, manifest, changed_files, removed, digests)
+                new_state["inputs"] = fingerprint
+                for entry_id, loaded in fresh.items():
+                    entry_store.put(keys[entry_id], entry_record((loaded, [])))
+                for entry_id in changed:
+                    row = old_entries[entry_id]
+                    stat = now.stats[row[0]]
+                    row[1], row[2] = list(stat) if stat else None, keys[entry_id]
+                    if entry_id in fresh:
+                        e = fresh[entry_id].entry
+                        row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
+                sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
+                                             weights_blob, index)
+                write_manifest(out, root, new_state, sections, per_record=per_record(sections))
+                stored.result()
+        finally:
+            stored.close()
+        return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh),
+                       rendered)
     finally:
-        stored.close()
-    return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh), rendered)
+        lists.close()
 
 
 def _matching_changed(loaded: LoadedEntry, old: LoadedEntry) -> bool:
@@ -532,10 +554,11 @@ def _site_file(out: Path, manifest: dict, path: str) -> bytes:
     return body
 
 
-def _search_update(state, model: dict, change: _Change, files: dict, removed: set) -> dict:
+def _search_update(out: Path, manifest: dict, state, model: dict, change: _Change, files: dict, removed: set) -> dict:
     """The search files one change touches: the shards of the tokens whose weights changed (each
-    two-character group recomputed whole), the doc shards of the changed entries, the manifest.
-    Returns the changed weight groups, by group, for the model."""
+    two-character group recomputed whole), the doc shards of the changed entries (the last build's,
+    their rows put in place), the manifest. Returns the changed weight groups, by group, for the
+    model."""
     fresh, before, cards = change.fresh, change.before, change.cards
     order = model["order"]
     number = {entry_id: n for n, entry_id in enumerate(order)}
@@ -585,8 +608,12 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
             model["shards"].pop(key, None)
     doc_shards = model["doc_shards"]
     for shard in sorted({number[entry_id] // DOCS_PER_SHARD for entry_id in fresh}):
-        rows = [doc_row(c.id, c.title, c.summary, c.severity, c.category)
-                for c in (cards[i] for i in order[shard * DOCS_PER_SHARD:(shard + 1) * DOCS_PER_SHARD])]
+        ids = order[shard * DOCS_PER_SHARD:(shard + 1) * DOCS_PER_SHARD]
+        rows = jsonbytes.loads(_site_file(out, manifest, "search/" + doc_shards[shard]))
+        if not isinstance(rows, list) or [row[0] if isinstance(row, list) and row else None for row in rows] != ids:
+            raise _Fallback(f"doc shard {shard} does not list the model's entries")
+        rows = [doc_row(i, cards[i].title, cards[i].summary, cards[i].severity, cards[i].category) if i in fresh
+                else row for i, row in zip(ids, rows)]
         name, data = doc_shard(shard, rows)
         removed.add("search/" + doc_shards[shard])
         files[name] = data
@@ -596,27 +623,73 @@ def _search_update(state, model: dict, change: _Change, files: dict, removed: se
     return groups
 
 
-def _render(root: Path, config, version: str, signature_digest: str, signature_file_changed: bool, change: _Change,
-            files: dict, gone: set[str]) -> int:
-    """The pages a change shows on: the changed entries' own, the pages of the entries they link
-    with (either way, before or after) when their card or links changed, and every list page whose
-    context changed; then the sitemap and feed if what they list changed. A list page the change
-    does away with (the last of a list that got shorter) is added to `gone`. Returns how many
-    pages were rendered (the others came from the page cache)."""
-    fresh, before, cards, old_cards = change.fresh, change.before, change.cards, change.old_cards
-    related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
+class _Cards:
+    """Every card by id, the changed entries' new ones in `new`, the others read from the model a
+    bucket at a time as they are asked for: the entry pages of a change show a few, and reading
+    all of them (9 MB at 10,000 entries) is left to the list pages' child."""
 
+    def __init__(self, state, model: dict, new: dict[str, Card]):
+        self.new = new
+        self._state, self._count, self._ids = state, model["buckets"], set(model["ids"])
+        self._old: dict[str, Card] = {}
+        self._read: set[int] = set()
+
+    def __contains__(self, entry_id: str) -> bool:
+        return entry_id in self._ids
+
+    def __getitem__(self, entry_id: str) -> Card:
+        return self.new[entry_id] if entry_id in self.new else self.old(entry_id)
+
+    def old(self, entry_id: str) -> Card:
+        """The card as the last build had it."""
+        k = bucket(entry_id, self._count)
+        if k not in self._read:
+            part = _json(self._state, f"cards.{k}")
+            if not isinstance(part, dict):
+                raise _Fallback(f"section cards.{k} is not a mapping")
+            self._old.update((i, _card(data)) for i, data in part.items())
+            self._read.add(k)
+        if entry_id not in self._old:
+            raise _Fallback(f"no card of {entry_id}")
+        return self._old[entry_id]
+
+
+@dataclass
+class _PageInputs:
+    """What every page is rendered with besides its own context."""
+
+    asset_names: dict[str, str]     # signatures.json at the last build's address
+    content_pages: list
+    tabs: list[tuple[str, str]]
+    study: list
+
+
+def _page_inputs(root: Path, config, manifest: dict) -> _PageInputs:
     from ..entries.study import load_study
     from .content import load_content
-    from .feeds import atom, feed_key, newest, sitemap
 
     asset_names, _files = collect_assets(root, config)
-    asset_names["signatures.json"] = signature_address(signature_digest)
+    asset_names["signatures.json"] = signature_address(manifest["files"].get(SIGNATURES, ""))
     content_pages, problems = load_content(root)
     if problems:
         raise _Fallback("content pages have problems")
-    tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
     study = load_study(root, config)[0] if config.study else []
+    return _PageInputs(asset_names, content_pages, [(c.slug, c.tab) for c in content_pages if c.tab], study)
+
+
+def _render(root: Path, config, version: str, signature_digest: str, signature_file_changed: bool, change: _Change,
+            inputs: _PageInputs, files: dict) -> int:
+    """The entry pages a change shows on: the changed entries' own, and the pages of the entries
+    they link with (either way, before or after) when their card or links changed; the diagnose
+    page when signatures.json changed; the feed if what it lists changed. Returns how many pages
+    were rendered (the others came from the page cache). The list pages and the sitemap are the
+    child's (`_list_pages`)."""
+    fresh, before, cards = change.fresh, change.before, change.cards
+    related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
+
+    from .feeds import atom, feed_key, newest
+
+    asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}
     incoming: dict[str, list[tuple[str, str]]] = {}
     for other_id, links in related.items():
         for target, relation in links:
@@ -625,35 +698,20 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     neighbours: set[str] = set()
     for entry_id, loaded in fresh.items():
         old_links = {r.id for r in before[entry_id].entry.related}
-        if cards[entry_id] != old_cards[entry_id] or old_links != {r.id for r in loaded.entry.related}:
+        if cards[entry_id] != cards.old(entry_id) or old_links != {r.id for r in loaded.entry.related}:
             neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
     for entry_id in sorted(neighbours - set(fresh)):
         pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
-    moved = [i for i in fresh if cards[i] != old_cards[i]]
-    if moved:   # the list pages are made from cards alone: those whose context changed
-        # planned for the lists the changed cards are on, before or after (the others' pages
-        # cannot change), and for the pages that show every card
-        lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
-        new_plan = aggregate_pages(config, cards, content_pages, study, lists)
-        old_plan = {p.path: p for p in aggregate_pages(config, old_cards, content_pages, study, lists)}
-        listed_before = {(path, p.sitemap) for path, p in old_plan.items()}
-        for new in new_plan:   # a list that grew or shrank by a page gains or loses its last
-            old = old_plan.pop(new.path, None)
-            if old is None or (old.template, old.title, old.description, old.sitemap, old.context) != \
-                    (new.template, new.title, new.description, new.sitemap, new.context):
-                pages.append(new)
-        gone.update(old_plan)
-    if signature_file_changed and not any(p.template == VOLATILE_TEMPLATE for p in pages):
+    if signature_file_changed:
         pages.append(diagnose_page(config))
-    renderer = Renderer(config, root, asset_names, tabs, keep_compiled=True)
-    stamp = render_stamp(root, config, asset_names, tabs, version)
+    renderer = Renderer(config, root, asset_names, inputs.tabs, keep_compiled=True)
+    stamp = render_stamp(root, config, asset_names, inputs.tabs, version)
     if signature_file_changed and stamp[0] == stamp[1]:
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     page_store = RecordStore(root, PAGE_RECORDS)
     rendered = 0
     for page in pages:
-        # an entry's page may be one an earlier build rendered (an edit undone); a list page
-        # shown here has new cards, and its key would cost a tenth of a second at 10,000 entries
+        # an entry's page may be one an earlier build rendered (an edit undone)
         key = page_key(page, stamp) if page.template == "entry.html" else None
         body = page_store.get(key) if key else None
         if body is None:
@@ -662,13 +720,6 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
             if key:
                 page_store.put(key, body)
         files[page.path] = body
-    # the sitemap lists the pages and the entries' review dates: made again (from every page)
-    # when a page came or went, or a list page entered or left it, or a date changed
-    if moved and (any(cards[i].reviewed != old_cards[i].reviewed for i in moved) or
-                  {(p.path, p.sitemap) for p in new_plan} != listed_before):
-        every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + \
-            aggregate_pages(config, cards, content_pages, study)
-        files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
     keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
     old_top = set(newest(keys))
     for entry_id, loaded in fresh.items():
@@ -677,6 +728,46 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     if (old_top | set(top)) & set(fresh):
         files["feed.xml"] = atom(config, [fresh[i] if i in fresh else old_loaded(i) for i in top])
     return rendered
+
+
+def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
+                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int]:
+    """Every list page whose context a changed card changed, rendered, and the sitemap if what it
+    lists changed: ({path: bytes}, the list pages the change does away with (the last of a list
+    that got shorter), how many pages were rendered). Made from cards alone: run in a forked child
+    (`Alongside`). Its renderer has signatures.json at the last build's address, which no page
+    rendered here names (the diagnose page is `_render`'s, and a theme that names the file
+    elsewhere makes the rebuild fall back)."""
+    from .feeds import sitemap
+
+    old_cards = {entry_id: _card(data) for entry_id, data in _by_entry(state, model, "cards").items()}
+    cards = {**old_cards, **new}
+    moved = [i for i in new if cards[i] != old_cards[i]]
+    if not moved:
+        return {}, set(), 0
+    # planned for the lists the changed cards are on, before or after (the others' pages cannot
+    # change), and for the pages that show every card
+    lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
+    new_plan = aggregate_pages(config, cards, inputs.content_pages, inputs.study, lists)
+    old_plan = {p.path: p for p in aggregate_pages(config, old_cards, inputs.content_pages, inputs.study, lists)}
+    listed_before = {(path, p.sitemap) for path, p in old_plan.items()}
+    pages = []
+    for page in new_plan:   # a list that grew or shrank by a page gains or loses its last
+        old = old_plan.pop(page.path, None)
+        if page.template != VOLATILE_TEMPLATE and (
+                old is None or (old.template, old.title, old.description, old.sitemap, old.context) !=
+                (page.template, page.title, page.description, page.sitemap, page.context)):
+            pages.append(page)
+    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    files = {page.path: renderer.render(page) for page in pages}
+    # the sitemap lists the pages and the entries' review dates: made again (from every page)
+    # when a page came or went, or a list page entered or left it, or a date changed
+    if any(cards[i].reviewed != old_cards[i].reviewed for i in moved) or \
+            {(p.path, p.sitemap) for p in new_plan} != listed_before:
+        every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + \
+            aggregate_pages(config, cards, inputs.content_pages, inputs.study)
+        files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
+    return files, set(old_plan), len(pages)
 
 
 def _updated_sections(state, model, changed: list[str], entries, cards, related, layout: dict, fresh,
