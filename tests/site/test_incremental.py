@@ -260,3 +260,50 @@ def test_check_between_edit_and_build_keeps_the_rebuild_in_place(project: Path):
     same_as_cold(project)
     index = diagnosis_index.load(project)
     assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Checked first.")
+
+
+def test_list_pages_done_here_when_their_child_dies(project: Path, monkeypatch):
+    """The list pages are planned and rendered in a forked child: one that dies (killed, out of
+    memory) leaves the work to the rebuilding process, which writes the same site."""
+    from rootcause.site import incremental
+
+    parent, planned = os.getpid(), incremental._list_pages
+    calls = []
+
+    def dies_in_the_child(*args):
+        if os.getpid() != parent:
+            os._exit(9)
+        calls.append(True)
+        return planned(*args)
+
+    monkeypatch.setattr(incremental, "_list_pages", dies_in_the_child)
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Done here.")
+    result = build(project, progress=False)
+    assert result.in_place and calls == [True]
+    same_as_cold(project)
+
+
+def test_list_pages_without_fork(project: Path, monkeypatch):
+    def no_fork():
+        raise OSError("no fork here")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Not forked.")
+    result = build(project, progress=False)
+    assert result.in_place
+    same_as_cold(project)
+
+
+def test_a_doc_shard_changed_by_hand_under_its_old_time_is_not_trusted(project: Path):
+    """A changed entry's doc shard is the last build's file with its row replaced: a file that is
+    no longer what that build wrote (its time put back, so the site looks intact) is not spliced."""
+    entry_id = "nccl-watchdog-collective-timeout"
+    shard = next(path for path in (project / "site" / "search" / "d").iterdir()
+                 if f'"{entry_id}"'.encode() in path.read_bytes())
+    before = shard.stat()
+    shard.write_bytes(shard.read_bytes().replace(b"[[", b"[ [", 1))
+    os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))
+    prepend(entry(project, entry_id), "summary", "Shard.")
+    result = build(project, progress=False)
+    assert not result.in_place
+    same_as_cold(project)
