@@ -8,7 +8,8 @@ theme/assets/matcher.js receives as data, so both sides read a log alike:
   `rich`'s frame lines), the chain markers
   (`The above exception was the direct cause ...`, `During handling ...`) and the exception
   line `SomeError: message` — including excerpts that start mid-traceback;
-- C++ exceptions: `terminate called after throwing an instance of 'T'` and its `what():`;
+- C++ exceptions: `terminate called after throwing an instance of 'T'` and its `what():`, and
+  the header of a torch C++ error's backtrace (`Exception raised from F at FILE:LINE ...`);
 - crashes: `Fatal Python error: ...`, and `Signal N (SIGX) received by PID P`;
 - launcher reports: torchrun's agent (`failed (exitcode: N) local_rank: R (pid: P)`), its
   ChildFailedError block (`time`, `host`, `rank`, `exitcode`, `error_file`, `traceback` fields;
@@ -73,7 +74,8 @@ EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', 
                                "SystemExit", "terminate called after throwing",
                                "terminate called without an active exception", "what():", "Fatal Python error",
                                " ERROR ", "[ERROR]"))
-EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what", "fatal",
+EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
+                             "cpp-raised", "fatal",
                              "log-error"})
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
@@ -93,6 +95,9 @@ RULES: list[tuple[str, str]] = [
     ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
     ("cpp-terminate", r"terminate called without an active exception"),
     ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
+    # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of
+    # only the backtrace still shows that such an error was raised, and where
+    ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
     ("fatal", r"Fatal Python error: (.{1,300})$"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),

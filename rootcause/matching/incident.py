@@ -37,6 +37,8 @@ MESSAGE_LINES = 12          # lines after an error line that may still be its me
 MAX_TEXT = 500
 TIME_BEFORE_TRACEBACK = 2   # lines between a timestamped record and the traceback it introduces
 INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log"
+#: a torch C++ error known only by its backtrace's header (the excerpt begins below its message)
+RAISED_WITHOUT_MESSAGE = "a C++ error raised from {0} at {1}, whose message is not in the log"
 
 #: an unexplained error whose text says it is waiting on, or reporting, a failure elsewhere
 CONSEQUENCE_HINTS = re.compile(
@@ -115,6 +117,7 @@ class LogModel:
         self._root_next = False
         self._record: LauncherFailure | None = None
         self._pending_cpp: Failure | None = None
+        self._raised: Failure | None = None   # the first c10 backtrace header: an error, if nothing else is
         self._groups = 0
 
     def _stream(self, line: LogLine) -> _Stream:
@@ -181,6 +184,9 @@ class LogModel:
                 pending.text = _cut(f"{pending.text}: {groups[0].strip()}")
                 pending.end = number
                 self._pending_cpp = None
+        elif kind == "cpp-raised":
+            if self._raised is None:
+                self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
         elif kind == "fatal":
             self._add(self._failure(number, line, "fatal", f"Fatal Python error: {groups[0].strip()}"))
         elif kind == "signal":
@@ -201,7 +207,9 @@ class LogModel:
 
     def finish(self) -> None:
         """A traceback whose exception line is not in the log (an excerpt cut short) is still an
-        error: it is kept with its last frame."""
+        error: it is kept with its last frame. A torch C++ error's backtrace header is one only
+        when the log shows no other: below the error's own message (its exception line, `what():`)
+        it says nothing more."""
         for stream, state in self.streams.items():
             if state.traceback_open:
                 failure = Failure(line=state.traceback_start, stream=stream, rank=state.rank, host=state.host, time=None,
@@ -210,6 +218,8 @@ class LogModel:
                                   end=max(state.last_line, state.traceback_start))
                 self._add(failure)
                 state.traceback_open = False
+        if not self.failures and self._raised is not None:
+            self._add(self._raised)
 
     def _failure(self, number: int, line: LogLine, kind: str, text: str) -> Failure:
         return Failure(line=number, stream=line.stream, rank=line.rank, host=line.host, time=line.time, kind=kind,

@@ -235,3 +235,25 @@ def test_a_real_excerpt_of_device_asserts_and_a_cut_traceback_names_the_assert(d
     assert meta(log)["label"] == "cuda-device-side-assert"
     assert report["first_failure"]["entry"] == "cuda-device-side-assert"
     assert report["unknown"] == []
+
+
+def test_an_excerpt_of_only_a_c10_backtrace_is_an_error_not_a_healthy_log(diagnose):
+    """The excerpt begins below the error's message: c10's backtrace header still says a torch C++
+    error was raised, and where; the report must not be 'No failure found'."""
+    log = THREADS / "pt-150916.log"
+    report = diagnose(log)
+    assert meta(log)["label"] == "none"
+    assert report["status"] == "unknown"
+    assert [u["text"] for u in report["unknown"]] == [
+        "a C++ error raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1901, "
+        "whose message is not in the log"]
+
+
+def test_a_c10_backtrace_below_its_message_adds_no_second_error(diagnose):
+    """With its message in the log (the `what():` of the `terminate called` before it), the header
+    is part of that error: the report is what it was without the header."""
+    log = THREADS / "pt-152780.log"
+    report = diagnose(log)
+    assert meta(log)["label"] == "cuda-illegal-memory-access"
+    assert report["first_failure"]["entry"] == "cuda-illegal-memory-access"
+    assert not any("whose message is not in the log" in u["text"] for u in report["unknown"])

@@ -98,6 +98,13 @@ ASSERT_LINE = ("/opt/pytorch/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1284:
                "thread: [92,0,0] Assertion `srcIndex < srcSelectDimSize` failed.")
 UNUSED_WARNING = ("[rank0]: [W1201 10:00:00 reducer.cpp:1400] Warning: find_unused_parameters=True was specified in DDP "
                   "constructor, but did not find any unused parameters in the forward pass.")
+C10_BACKTRACE = ["frame #4: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x754e952016ed in "
+                 "/home/ubuntu/prototype-venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so)",
+                 "",
+                 "Exception raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1901 "
+                 "(most recent call first):",
+                 "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x754ee7c6c1b6 in "
+                 "/home/ubuntu/prototype-venv/lib/python3.12/site-packages/torch/lib/libc10.so)"]
 CUT_TRACEBACK = ["[rank0]: Traceback (most recent call last):",
                  '[rank0]:   File "/workspace/train.py", line 154, in <module>', "[rank0]:     loss = step(batch)"]
 
@@ -159,6 +166,9 @@ LOGS: dict[str, str] = {
     "cut-traceback-after-assert": join(*[ASSERT_LINE] * 3, *CUT_TRACEBACK),
     "cut-traceback-after-warning": join(UNUSED_WARNING, *CUT_TRACEBACK),
     "cut-traceback-far-after": join(ASSERT_LINE, *["[rank0]: step 7"] * 12, *CUT_TRACEBACK),
+    # c10's backtrace header (lines of pytorch#150916): an error only when the log shows no other
+    "c10-backtrace-only": join(*C10_BACKTRACE),
+    "c10-backtrace-below-its-message": join(DATALOADER, *C10_BACKTRACE),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",

@@ -274,6 +274,9 @@
   var MAX_FAILURES = 200, MAX_LAUNCHER_RECORDS = 256, MAX_STREAMS = 4096, MESSAGE_LINES = 12, MAX_TEXT = 500;
   var TIME_BEFORE_TRACEBACK = 2;
   var INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log";
+  function raisedWithoutMessage(where, file) {
+    return "a C++ error raised from " + where + " at " + file + ", whose message is not in the log";
+  }
   var CONSEQUENCE_HINTS = new RegExp(
     "Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|" +
     "returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|" +
@@ -291,7 +294,7 @@
   function LogModel() {
     this.streams = new Map(); this.failures = []; this.failuresDropped = 0; this.launcher = [];
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set();
-    this.rootNext = false; this.record = null; this.pendingCpp = null; this.groups = 0;
+    this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
   }
   LogModel.prototype.stream = function (line) {
@@ -350,6 +353,8 @@
         pending.end = number;
         this.pendingCpp = null;
       }
+    } else if (kind === "cpp-raised") {
+      if (!this.raised) this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
     } else if (kind === "fatal") {
       this.add(this.failure(number, line, "fatal", "Fatal Python error: " + groups[0].trim()));
     } else if (kind === "signal") {
@@ -444,6 +449,7 @@
         state.tracebackOpen = false;
       }
     });
+    if (!this.failures.length && this.raised) this.add(this.raised);
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
