@@ -190,7 +190,7 @@ class _Change:
     entries: dict[str, list]            # the model's rows: path, stat key, record key, reviewed, published
     related: dict[str, list[tuple[str, str]]]   # every entry's links, the changed ones' new
     old_loaded: Callable[[str], LoadedEntry]    # an unchanged entry from the build cache
-    cards: "_Cards"                             # every card, the changed ones' new, read as asked for
+    cards: _Cards                               # every card, the changed ones' new, read as asked for
 
 
 class _Fallback(Exception):
@@ -214,14 +214,19 @@ def _json(state, name: str):
         raise _Fallback(f"section {name} is not JSON") from None
 
 
+def _bucket_rows(state, kind: str, k: int) -> dict:
+    """The rows of one kind that bucket `k` holds, by entry id."""
+    part = _json(state, f"{kind}.{k}")
+    if not isinstance(part, dict):
+        raise _Fallback(f"section {kind}.{k} is not a mapping")
+    return part
+
+
 def _by_entry(state, model: dict, kind: str) -> dict:
     """Every entry's row of one kind, in the catalog's order (the order a full build has them in)."""
     merged: dict = {}
     for k in range(model["buckets"]):
-        part = _json(state, f"{kind}.{k}")
-        if not isinstance(part, dict):
-            raise _Fallback(f"section {kind}.{k} is not a mapping")
-        merged.update(part)
+        merged.update(_bucket_rows(state, kind, k))
     if len(merged) != len(model["ids"]):
         raise _Fallback(f"the {kind} rows are not the model's entries")
     return {entry_id: merged[entry_id] for entry_id in model["ids"]}
@@ -372,8 +377,10 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         cards = _Cards(state, model, {entry_id: Card.of(loaded) for entry_id, loaded in fresh.items()})
         pages_in = _page_inputs(root, config, manifest)
         # the list pages a changed card is on, planned and rendered by a forked child while the
-        # rest is worked out here (it reads every card, which this process then never needs)
-        lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in))
+        # rest is worked out here (it reads every card, which this process then never needs);
+        # no card changed, no list page can
+        lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in)) \
+            if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
         files: dict[str, bytes] = {}
         removed: set[str] = set()
@@ -401,7 +408,7 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         with timings.stage("render"):
             rendered = _render(root, config, version, digests[SIGNATURES], signature_file_changed, change, pages_in,
                                files)
-            list_files, gone, listed = lists.result()
+            list_files, gone, listed = lists.result() if lists is not None else ({}, set(), 0)
             files.update(list_files)
             rendered += listed
             model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - len(gone)
@@ -444,7 +451,8 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         return Outcome(len(old_entries), model["pages"], len(new_state["files"]), len(changed_files), len(fresh),
                        rendered)
     finally:
-        lists.close()
+        if lists is not None:
+            lists.close()
 
 
 def _matching_changed(loaded: LoadedEntry, old: LoadedEntry) -> bool:
@@ -644,10 +652,7 @@ class _Cards:
         """The card as the last build had it."""
         k = bucket(entry_id, self._count)
         if k not in self._read:
-            part = _json(self._state, f"cards.{k}")
-            if not isinstance(part, dict):
-                raise _Fallback(f"section cards.{k} is not a mapping")
-            self._old.update((i, _card(data)) for i, data in part.items())
+            self._old.update((i, _card(data)) for i, data in _bucket_rows(self._state, "cards", k).items())
             self._read.add(k)
         if entry_id not in self._old:
             raise _Fallback(f"no card of {entry_id}")

@@ -96,12 +96,18 @@ def test_a_summary_edit_is_rebuilt_in_place(project: Path):
     assert build(project, progress=False).up_to_date
 
 
-def test_prose_only_on_its_page_writes_one_page(project: Path):
+def test_prose_only_on_its_page_writes_one_page(project: Path, monkeypatch):
+    from rootcause.site import incremental
+
+    planned = []
+    monkeypatch.setattr(incremental, "_list_pages", lambda *args: planned.append(args))
     path = entry(project, "nccl-watchdog-collective-timeout")
     prepend(path, "root_cause", "Put briefly, a collective never finished.")
     result = build(project, progress=False)
-    # its page alone is rendered; besides it only search shards whose term weights moved are written
+    # its page alone is rendered; besides it only search shards whose term weights moved are
+    # written; its card is as it was, so no list page is planned (no child is forked for them)
     assert result.in_place and result.rendered == 1 and 1 <= result.written <= 4
+    assert planned == []
     same_as_cold(project)
 
 
