@@ -754,6 +754,13 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
     # change), and for the pages that show every card
     lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
     new_plan = aggregate_pages(config, cards, inputs.content_pages, inputs.study, lists)
+    if all(_listed_alike(old_cards[i], cards[i]) for i in moved):
+        # every list holds the same cards in the same places as before, so the old plan is this
+        # one with the old cards in place of the new: a page changed exactly when it shows one
+        renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+        shown = {id(cards[i]) for i in moved}
+        pages = [page for page in new_plan if page.template != VOLATILE_TEMPLATE and _shows(page.context, shown)]
+        return {page.path: renderer.render(page) for page in pages}, set(), len(pages)
     old_plan = {p.path: p for p in aggregate_pages(config, old_cards, inputs.content_pages, inputs.study, lists)}
     listed_before = {(path, p.sitemap) for path, p in old_plan.items()}
     pages = []
@@ -773,6 +780,27 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
             aggregate_pages(config, cards, inputs.content_pages, inputs.study)
         files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
     return files, set(old_plan), len(pages)
+
+
+#: what a list shows of a card but never orders, counts or files it by (`render.aggregate_pages`)
+_SHOWN_ONLY = frozenset({"summary", "signature", "fix"})
+_PLACING = tuple(name for name in _CARD_FIELDS if name not in _SHOWN_ONLY)
+
+
+def _listed_alike(old: Card, new: Card) -> bool:
+    """Is the card on the same lists, in the same place and under the same counts as before?"""
+    return all(getattr(old, name) == getattr(new, name) for name in _PLACING)
+
+
+def _shows(value, cards: set[int]) -> bool:
+    """Does a page's context hold one of these cards (by identity), at any depth?"""
+    if isinstance(value, Card):
+        return id(value) in cards
+    if isinstance(value, dict):
+        return any(_shows(item, cards) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_shows(item, cards) for item in value)
+    return False
 
 
 def _updated_sections(state, model, changed: list[str], entries, cards, related, layout: dict, fresh,

@@ -300,6 +300,33 @@ def test_list_pages_without_fork(project: Path, monkeypatch):
     same_as_cold(project)
 
 
+@pytest.mark.parametrize("change, plans", [
+    # shown on the lists, but neither where nor under which count: only the pages showing it are
+    # rendered, from one plan
+    (lambda path: prepend(path, "summary", "Placed alike."), 1),
+    # it moves to another place in every list, and the severity counts change: the old and the
+    # new plan are compared
+    (lambda path: edit(path, "severity: critical", "severity: high"), 2),
+])
+def test_list_pages_planned_once_when_the_card_stays_in_place(project: Path, monkeypatch, change, plans):
+    from rootcause.site import incremental
+
+    planned, plan = [], incremental.aggregate_pages
+
+    def counted(*args):
+        planned.append(args[-1])   # the lists it was asked for
+        return plan(*args)
+
+    monkeypatch.delattr(os, "fork")   # the child's work done here, where it can be counted
+    monkeypatch.setattr(incremental, "aggregate_pages", counted)
+    change(entry(project, "nccl-watchdog-collective-timeout"))
+    result = build(project, progress=False)
+    assert result.in_place and len(planned) == plans
+    assert planned[0] == {"categories/communication", "systems/nccl", "systems/pytorch", "tags/timeout",
+                          "tags/watchdog", "tags/hang", "tags/collectives"}
+    same_as_cold(project)
+
+
 def test_a_doc_shard_changed_by_hand_under_its_old_time_is_not_trusted(project: Path):
     """A changed entry's doc shard is the last build's file with its row replaced: a file that is
     no longer what that build wrote (its time put back, so the site looks intact) is not spliced."""
