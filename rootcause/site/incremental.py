@@ -739,7 +739,8 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
                 inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int]:
     """Every list page whose context a changed card changed, rendered, and the sitemap if what it
     lists changed: ({path: bytes}, the list pages the change does away with (the last of a list
-    that got shorter), how many pages were rendered). Made from cards alone: run in a forked child
+    that got shorter), how many pages were rendered). A card that keeps its place on every list
+    needs one plan; one that moves, the old plan's too. Made from cards alone: run in a forked child
     (`Alongside`). Its renderer has signatures.json at the last build's address, which no page
     rendered here names (the diagnose page is `_render`'s, and a theme that names the file
     elsewhere makes the rebuild fall back)."""
