@@ -563,12 +563,17 @@ class RecordStore:
     cannot be written (or is a symbolic link) simply holds nothing.
 
     `get` and `put` note the keys used; `prune()` removes the files no build asked for this time,
-    so the folder holds one build's worth of records."""
+    so the folder holds one build's worth of records. With `idle_days`, for records that forked
+    workers read and write and that a build may not need at all (its pages all from the page
+    cache), `get` and `put` also set a record's time when it is a day old, and `prune()` keeps
+    any record used within that many days, by any process."""
 
-    def __init__(self, root: Path, name: str, enabled: bool = True, read: bool = True):
+    def __init__(self, root: Path, name: str, enabled: bool = True, read: bool = True,
+                 idle_days: float | None = None):
         self.folder = cache_folder(root) / name
         self.used: set[str] = set()
         self.read = read
+        self.idle_days = idle_days
         self.enabled = enabled and _real_folder(cache_folder(root), create=True) and _real_folder(self.folder, create=True)
         self.hits = self.misses = 0
 
@@ -581,14 +586,25 @@ class RecordStore:
         self.used.add(key)
         if not self.enabled or not self.read:
             return None
-        data = _read_record_file(self._file(key))
+        path = self._file(key)
+        times: list[float] = []
+        data = _read_record_file(path, times=times)
         head = len(RECORD_MAGIC) + 64 + 1
         if (data is None or len(data) < head or not data.startswith(RECORD_MAGIC) or data[head - 1:head] != b"\n"
                 or hashlib.sha256(data[head:]).hexdigest().encode() != data[len(RECORD_MAGIC):head - 1]):
             self.misses += 1
             return None
         self.hits += 1
+        self._touch(path, times)
         return data[head:]
+
+    def _touch(self, path: str, times: list[float]) -> None:
+        """A record read or put again is used now (`idle_days`): its time set when a day old."""
+        if self.idle_days is not None and times and times[0] < time.time() - DAY:
+            try:
+                os.utime(path, follow_symlinks=False)
+            except OSError:
+                pass
 
     def put(self, key: str, body: bytes) -> None:
         """Store `body` under `key`. A record already holding these exact bytes is left as it is:
@@ -599,7 +615,9 @@ class RecordStore:
             return
         target = self._file(key)
         record = RECORD_MAGIC + hashlib.sha256(body).hexdigest().encode() + b"\n" + body
-        if _read_record_file(target, len(record)) == record:
+        times: list[float] = []
+        if _read_record_file(target, len(record), times) == record:
+            self._touch(target, times)
             return
         temporary = f"{os.fspath(self.folder)}/.{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
         try:
@@ -625,7 +643,8 @@ class RecordStore:
         removed = 0
         try:
             with os.scandir(self.folder) as found:
-                names = [e.name for e in found if e.name not in self.used]
+                names = [e.name for e in found if e.name not in self.used and
+                         (self.idle_days is None or _idle(e, self.idle_days))]
         except OSError:
             return 0
         for name in names:
@@ -637,9 +656,21 @@ class RecordStore:
         return removed
 
 
-def _read_record_file(path: str, size: int | None = None) -> bytes | None:
+DAY = 86400.0
+
+
+def _idle(found: os.DirEntry, days: float) -> bool:
+    """Was the record last used (its time set) more than `days` ago?"""
+    try:
+        return found.stat(follow_symlinks=False).st_mtime < time.time() - days * DAY
+    except OSError:
+        return True
+
+
+def _read_record_file(path: str, size: int | None = None, times: list | None = None) -> bytes | None:
     """The bytes of a record file, or None when it is missing, not a regular file (a link is not
-    followed), larger than a record can be or, with `size`, of another size."""
+    followed), larger than a record can be or, with `size`, of another size. `times` gets the
+    file's modification time."""
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except OSError:
@@ -648,6 +679,8 @@ def _read_record_file(path: str, size: int | None = None) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_CACHE_BYTES or (size is not None and st.st_size != size):
             return None
+        if times is not None:
+            times.append(st.st_mtime)
         chunks, left = [], st.st_size
         while left > 0:
             chunk = os.read(fd, left)

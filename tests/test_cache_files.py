@@ -187,3 +187,23 @@ def test_a_record_is_read_back_from_its_place_and_refused_when_it_does_not_fit()
     assert cache.record_at(body[:offset] + b"X" + body[offset + 1:], places["key-7"]) is None   # its CRC-32
     assert cache.record_at(body[:offset + length - 1], places["key-7"]) is None                 # cut short
     assert cache.record_at(None, places["key-7"]) is None                                       # no body
+
+
+def test_records_used_by_other_processes_are_kept_for_idle_days(tmp_path: Path):
+    """A store with `idle_days` keeps what another process (a forked render worker) read or put
+    within that many days, though this one never asked for it, and removes what nobody used."""
+    (tmp_path / "site.yml").write_text("title: t\n", encoding="utf-8")
+    worker = cache.RecordStore(tmp_path, "build-code", idle_days=7)
+    for key in ("a" * 40, "b" * 40, "c" * 40):
+        worker.put(key, key.encode())
+    folder = worker.folder
+    day, now = cache.DAY, os.path.getmtime(folder / ("a" * 40))
+    os.utime(folder / ("b" * 40), (now - 8 * day, now - 8 * day))     # nobody used it this week
+    os.utime(folder / ("c" * 40), (now - 2 * day, now - 2 * day))     # read two days ago ...
+    assert cache.RecordStore(tmp_path, "build-code", idle_days=7).get("c" * 40) == b"c" * 40
+    assert os.path.getmtime(folder / ("c" * 40)) > now - day          # ... and that read set its time
+    main = cache.RecordStore(tmp_path, "build-code", idle_days=7)
+    assert main.prune() == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["a" * 40, "c" * 40]
+    # without idle_days, what this store did not use goes, however recent
+    assert cache.RecordStore(tmp_path, "build-code").prune() == 2

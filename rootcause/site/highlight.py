@@ -9,6 +9,8 @@ a page's bytes for no reading gain.
 
 from __future__ import annotations
 
+import hashlib
+from contextlib import contextmanager
 from functools import lru_cache
 
 from html import escape as _escape
@@ -44,6 +46,26 @@ def _kept_class(token) -> str | None:
     return short if short and short.startswith(KEPT) else None
 
 
+#: the build cache's store of highlighted blocks and the version they are keyed with, while a
+#: build renders (`kept_in`)
+_kept: tuple | None = None
+
+
+@contextmanager
+def kept_in(store, version: str):
+    """Highlighted blocks read from and put in `store` (a `cache.RecordStore`) while this runs,
+    each under a hash of `version`, its language and its text: a page rendered again because
+    something else on it changed (a linked entry's title, a template) does not pay for building
+    Pygments' lexers (the Python one costs more than a whole page) or for lexing its code again.
+    Forked render workers inherit it."""
+    global _kept
+    before, _kept = _kept, (store, version)
+    try:
+        yield
+    finally:
+        _kept = before
+
+
 #: the same commands recur across entries (`pip list | grep torch`, `nvidia-smi`), and Pygments is
 #: the slowest part of a page; typed, since Markup text is escaped otherwise than the same str
 @lru_cache(maxsize=4096, typed=True)
@@ -51,6 +73,23 @@ def highlight(code: str, language: str = "text") -> Markup:
     """`code` as HTML, its meaningful tokens in spans; plain escaped text for other languages."""
     if language not in LEXERS:
         return Markup(escape(code))
+    kept, key = _kept, None
+    if kept is not None:
+        key = hashlib.blake2b(repr((kept[1], language, isinstance(code, Markup), str(code))).encode(
+            "utf-8", "surrogateescape"), digest_size=20).hexdigest()
+        body = kept[0].get(key)
+        if body is not None:
+            try:
+                return Markup(body.decode("utf-8"))
+            except UnicodeDecodeError:
+                pass   # not what was put: made again
+    html = _highlighted(code, language)
+    if key is not None:
+        kept[0].put(key, html.encode("utf-8", "surrogateescape"))
+    return Markup(html)
+
+
+def _highlighted(code: str, language: str) -> str:
     out: list[str] = []
     run_class, run_text = None, []
 
@@ -69,7 +108,7 @@ def highlight(code: str, language: str = "text") -> Markup:
     if run_text:
         flush()
     html = "".join(out)
-    return Markup(html[:-1] if html.endswith("\n") and not code.endswith("\n") else html)
+    return html[:-1] if html.endswith("\n") and not code.endswith("\n") else html
 
 
 def _short(token, standard) -> str | None:

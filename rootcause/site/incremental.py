@@ -63,7 +63,8 @@ from .search import (
     term_shards,
 )
 from .search import DOCS_PER_SHARD
-from .stamps import ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version, collect_assets, page_key, render_stamp
+from .stamps import (CODE_IDLE_DAYS, CODE_RECORDS, ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version,
+                     collect_assets, page_key, render_stamp)
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 3
@@ -693,6 +694,7 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
 
     from .feeds import atom, feed_key, newest
+    from .highlight import kept_in
 
     asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}
     incoming: dict[str, list[tuple[str, str]]] = {}
@@ -715,16 +717,17 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     page_store = RecordStore(root, PAGE_RECORDS)
     rendered = 0
-    for page in pages:
-        # an entry's page may be one an earlier build rendered (an edit undone)
-        key = page_key(page, stamp) if page.template == "entry.html" else None
-        body = page_store.get(key) if key else None
-        if body is None:
-            body = renderer.render(page)
-            rendered += 1
-            if key:
-                page_store.put(key, body)
-        files[page.path] = body
+    with kept_in(RecordStore(root, CODE_RECORDS, idle_days=CODE_IDLE_DAYS), version):
+        for page in pages:
+            # an entry's page may be one an earlier build rendered (an edit undone)
+            key = page_key(page, stamp) if page.template == "entry.html" else None
+            body = page_store.get(key) if key else None
+            if body is None:
+                body = renderer.render(page)
+                rendered += 1
+                if key:
+                    page_store.put(key, body)
+            files[page.path] = body
     keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
     old_top = set(newest(keys))
     for entry_id, loaded in fresh.items():

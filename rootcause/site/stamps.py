@@ -177,6 +177,10 @@ def build_version() -> str:
 #: or writes them: entries by their file's key, rendered pages by their page key
 ENTRY_RECORDS = "build-entries"
 PAGE_RECORDS = "build-pages"
+#: highlighted code blocks (`highlight.kept_in`), by a hash of their language and text, kept a
+#: week after a build last used one (`RecordStore`'s `idle_days`): forked workers use them
+CODE_RECORDS = "build-code"
+CODE_IDLE_DAYS = 7
 
 #: the one asset name that changes with the entries (signatures.json's hash), and the template
 #: that names it: only that page's key includes it, unless another template names it too

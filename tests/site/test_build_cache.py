@@ -267,3 +267,31 @@ def test_the_memory_sampler_paces_itself_and_is_left_out_of_the_cpu_figures(monk
     assert timings._sampled_cpu >= 0.01 * (len(samples) - 2)
     assert stage.cpu < 0.01 * (len(samples) - 2), (stage.cpu, len(samples))
     assert stage.peak_kb == 1024
+
+
+def test_pages_rendered_again_take_their_highlighted_code_from_the_cache(project: Path, monkeypatch):
+    """Every page is rendered again after a template edit, but its code blocks come from the
+    build cache: no Pygments lexer is built, and the site is the one a cold build makes. A
+    damaged record is made again."""
+    from rootcause.site import highlight
+
+    highlight.highlight.cache_clear()   # this process may have highlighted these blocks already
+    build(project, progress=False, force=True)
+    records = sorted((project / ".rootcause-cache" / "build-code").iterdir())
+    assert len(records) > 50
+    flip = bytearray(records[0].read_bytes())
+    flip[-2] ^= 0x01
+    records[0].write_bytes(bytes(flip))
+    built, lexer = [], highlight._lexer
+    monkeypatch.setattr(highlight, "_lexer", lambda language: built.append(language) or lexer(language))
+    highlight.highlight.cache_clear()
+    template = project / "mytheme" / "templates" / "page.html"
+    template.write_text(template.read_text(encoding="utf-8").replace("{% endblock %}", "<p>e</p>{% endblock %}", 1),
+                        encoding="utf-8")
+    result = build(project, progress=False)
+    assert result.rendered == result.pages
+    assert len(built) == 1   # the damaged block's language, for it alone
+    assert records[0].read_bytes() != bytes(flip)   # made again and put back
+    monkeypatch.undo()
+    highlight.highlight.cache_clear()
+    assert files_of(project / "site") == site_files(project)

@@ -327,6 +327,23 @@ def test_list_pages_planned_once_when_the_card_stays_in_place(project: Path, mon
     same_as_cold(project)
 
 
+def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch):
+    """A summary edit renders the entry's page and the pages linking with it again; their code
+    is what the cache holds from the full build, so no Pygments lexer is built."""
+    from rootcause.site import highlight
+
+    highlight.highlight.cache_clear()   # the fixture's build may have found these blocks in memory
+    assert not build(project, progress=False, force=True).in_place
+    built, lexer = [], highlight._lexer
+    monkeypatch.setattr(highlight, "_lexer", lambda language: built.append(language) or lexer(language))
+    highlight.highlight.cache_clear()
+    prepend(entry(project, "cuda-out-of-memory"), "summary", "Again.")
+    result = build(project, progress=False)
+    assert result.in_place and result.rendered > 1 and built == []
+    monkeypatch.undo()
+    same_as_cold(project)
+
+
 def test_a_doc_shard_changed_by_hand_under_its_old_time_is_not_trusted(project: Path):
     """A changed entry's doc shard is the last build's file with its row replaced: a file that is
     no longer what that build wrote (its time put back, so the site looks intact) is not spliced."""
