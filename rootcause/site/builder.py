@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from .page_workers import EntryPageWorkers, links_of, render_pages, workers_share
-from .stamps import (CODE_IDLE_DAYS, CODE_RECORDS, ENTRY_RECORDS, PAGE_RECORDS, build_version, collect_assets,
-                     input_fingerprints, page_key, quick_settings, render_stamp, same_inputs, theme_files)
+from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, input_fingerprints,
+                     page_key, quick_settings, render_stamp, same_inputs, theme_files)
 from .write import (OutputLock, SiteWriter, check_output_folder, file_digest, output_intact, read_manifest,
                     remove_leftovers, write_manifest)
 
@@ -189,22 +189,21 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     with timings.stage("load"):
         entry_store = RecordStore(root, ENTRY_RECORDS, enabled=cache != "off", read=cache == "use")
         page_store = RecordStore(root, PAGE_RECORDS, enabled=cache != "off", read=cache == "use")
-        code_store = RecordStore(root, CODE_RECORDS, enabled=cache != "off", read=cache == "use",
-                                 idle_days=CODE_IDLE_DAYS)
+        codes = code_store(root, enabled=cache != "off", read=cache == "use")
         version = build_version() if cache != "off" else ""
     # before the workers are forked: they inherit it
-    with kept_in(code_store, version) if cache != "off" else nullcontext():
+    with kept_in(codes, version) if cache != "off" else nullcontext():
         ahead = None
         if writer is not None and memo is None and entry_store.enabled:
             # (a cache folder that cannot be written holds no records for them to read)
             ahead = EntryPageWorkers.start(root, writer, len(entry_paths(root)))
         with ahead or nullcontext():
             return _render_site(root, emit, progress, memo, cache, timings, stats, writer, others, ahead,
-                                entry_store, page_store, code_store, version)
+                                entry_store, page_store, codes, version)
 
 
 def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str, timings, stats: dict | None,
-                 writer, others: str | None, ahead: "EntryPageWorkers | None", entry_store, page_store, code_store,
+                 writer, others: str | None, ahead: "EntryPageWorkers | None", entry_store, page_store, codes,
                  version: str) -> tuple[int, int]:
     from ..entries.project import open_project
     from .content import load_content
@@ -320,7 +319,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         if cache != "off":
             entry_store.prune()
             page_store.prune()
-            code_store.prune()
+            codes.prune()
     if stats is not None:
         stats.update(checked=catalog.checked, rendered=len(todo))
         if cache != "off" and others is not None:

@@ -63,8 +63,8 @@ from .search import (
     term_shards,
 )
 from .search import DOCS_PER_SHARD
-from .stamps import (CODE_IDLE_DAYS, CODE_RECORDS, ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version,
-                     collect_assets, page_key, render_stamp)
+from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version, code_store, collect_assets,
+                     page_key, render_stamp)
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
 FORMAT = 3
@@ -717,7 +717,7 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     page_store = RecordStore(root, PAGE_RECORDS)
     rendered = 0
-    with kept_in(RecordStore(root, CODE_RECORDS, idle_days=CODE_IDLE_DAYS), version):
+    with kept_in(code_store(root), version):
         for page in pages:
             # an entry's page may be one an earlier build rendered (an edit undone)
             key = page_key(page, stamp) if page.template == "entry.html" else None
@@ -758,10 +758,10 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
     # change), and for the pages that show every card
     lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
     new_plan = aggregate_pages(config, cards, inputs.content_pages, inputs.study, lists)
+    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
     if all(_listed_alike(old_cards[i], cards[i]) for i in moved):
         # every list holds the same cards in the same places as before, so the old plan is this
         # one with the old cards in place of the new: a page changed exactly when it shows one
-        renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
         shown = {id(cards[i]) for i in moved}
         pages = [page for page in new_plan if page.template != VOLATILE_TEMPLATE and _shows(page.context, shown)]
         return {page.path: renderer.render(page) for page in pages}, set(), len(pages)
@@ -774,7 +774,6 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
                 old is None or (old.template, old.title, old.description, old.sitemap, old.context) !=
                 (page.template, page.title, page.description, page.sitemap, page.context)):
             pages.append(page)
-    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
     files = {page.path: renderer.render(page) for page in pages}
     # the sitemap lists the pages and the entries' review dates: made again (from every page)
     # when a page came or went, or a list page entered or left it, or a date changed

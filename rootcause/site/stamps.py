@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import listing
+from ..cache import RecordStore, listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -177,10 +177,15 @@ def build_version() -> str:
 #: or writes them: entries by their file's key, rendered pages by their page key
 ENTRY_RECORDS = "build-entries"
 PAGE_RECORDS = "build-pages"
-#: highlighted code blocks (`highlight.kept_in`), by a hash of their language and text, kept a
-#: week after a build last used one (`RecordStore`'s `idle_days`): forked workers use them
+#: highlighted code blocks (`highlight.kept_in`), by a hash of their language and text
 CODE_RECORDS = "build-code"
 CODE_IDLE_DAYS = 7
+
+
+def code_store(root: Path, enabled: bool = True, read: bool = True) -> RecordStore:
+    """The store of highlighted code blocks: forked workers read and write it, so a block is kept
+    a week after a build last used it (`RecordStore`'s `idle_days`), not one build's worth."""
+    return RecordStore(root, CODE_RECORDS, enabled=enabled, read=read, idle_days=CODE_IDLE_DAYS)
 
 #: the one asset name that changes with the entries (signatures.json's hash), and the template
 #: that names it: only that page's key includes it, unless another template names it too
