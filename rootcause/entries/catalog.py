@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ..cache import listing
 from ..collector import paused, release_free_memory
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
@@ -279,7 +280,9 @@ def entry_paths(root: Path) -> list[Path]:
     folder = root / "entries"
     if not folder.is_dir() or not is_inside(root, folder):
         return []
-    return sorted(folder.glob(ENTRY_GLOB))
+    # by name from one listing: the same list as `sorted(folder.glob(ENTRY_GLOB))` (hidden names
+    # included), without sorting 10,000 `Path` objects (about 0.1 s)
+    return [folder / name for name in listing(os.fspath(folder), ENTRY_GLOB[1:])]
 
 
 def folder_outside(root: Path, name: str) -> list[Diagnostic]:

@@ -29,7 +29,9 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from itertools import chain
 from pathlib import Path
+from markupsafe import Markup
 
 from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
                      record_at)
@@ -360,35 +362,39 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                            per_record=per_record(names))
         return Outcome(len(old_entries), model["pages"], len(manifest["files"]), 0, 0, 0)
 
-    related = {entry_id: [tuple(link) for link in links]
-               for entry_id, links in _by_entry(state, model, "related").items()}
-    old_consequences = consequences_of(related)
-    with timings.stage("cross-check"):
-        for entry_id, loaded in fresh.items():
-            related[entry_id] = [(r.id, r.relation) for r in loaded.entry.related]
-            if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
-                raise _Fallback(f"{entry_id} links to itself or to no entry")
-        # E035 and E036 read an entry's signatures (examples included) and its links alone: an
-        # edit that kept both, in every changed entry, cannot change what they report
-        if any(_matching_changed(loaded, before[entry_id]) for entry_id, loaded in fresh.items()) and \
-                (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
-            raise _Fallback("a changed signature collides or matches a healthy log")
-
     with timings.stage("index"):
         cards = _Cards(state, model, {entry_id: Card.of(loaded) for entry_id, loaded in fresh.items()})
         pages_in = _page_inputs(root, config, manifest)
         # the list pages a changed card is on, planned and rendered by a forked child while the
-        # rest is worked out here (it reads every card, which this process then never needs);
-        # no card changed, no list page can
+        # rest is checked and worked out here (it reads every card, which this process then never
+        # needs; it is the longest piece of the rebuild, so it starts first, and is reaped unused
+        # if the checks below find something to report); no card changed, no list page can
         lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in)) \
             if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
+        related = {entry_id: [tuple(link) for link in links]
+                   for entry_id, links in _by_entry(state, model, "related").items()}
+        old_consequences = consequences_of(related)
+        with timings.stage("cross-check"):
+            links_changed = False
+            for entry_id, loaded in fresh.items():
+                links = [(r.id, r.relation) for r in loaded.entry.related]
+                links_changed |= links != related[entry_id]
+                related[entry_id] = links
+                if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
+                    raise _Fallback(f"{entry_id} links to itself or to no entry")
+            # E035 and E036 read an entry's signatures (examples included) and its links alone: an
+            # edit that kept both, in every changed entry, cannot change what they report
+            if any(_matching_changed(loaded, before[entry_id]) for entry_id, loaded in fresh.items()) and \
+                    (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
+                raise _Fallback("a changed signature collides or matches a healthy log")
+
         files: dict[str, bytes] = {}
         removed: set[str] = set()
         with timings.stage("index"):
             # signatures.json: the last one, its changed entries' parts put in place of the old
             parts = {entry_id: signature_parts(loaded) for entry_id, loaded in fresh.items()}
-            consequences = consequences_of(related)
+            consequences = consequences_of(related) if links_changed else old_consequences
             layout = _json(state, "siglayout")
             spliced = splice_signature_file(_site_file(out, manifest, SIGNATURES), layout, old_consequences,
                                             consequences, parts)
@@ -409,12 +415,9 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         with timings.stage("render"):
             rendered = _render(root, config, version, digests[SIGNATURES], signature_file_changed, change, pages_in,
                                files)
-            list_files, gone, listed = lists.result() if lists is not None else ({}, set(), 0)
-            files.update(list_files)
-            rendered += listed
-            model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - len(gone)
-            removed |= gone
 
+        # what needs nothing of the list pages is done before their child is waited for: the
+        # search files are all made (the child makes none), and so is every row of the model
         with timings.stage("index"):
             index = patched_sections(
                 state, INDEX, rows={i: row for i, (_sigs, row) in parts.items()},
@@ -426,14 +429,6 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
             stored = Alongside(lambda: store_sections(root, now, config.base_url, index))
         try:
             with timings.stage("write"):
-                for path, body in files.items():
-                    if path not in digests:
-                        digests[path] = file_digest(body)
-                changed_files = {path: body for path, body in files.items()
-                                 if manifest["files"].get(path) != digests[path]}
-                removed -= set(files)
-                new_state = update_in_place(out, manifest, changed_files, removed, digests)
-                new_state["inputs"] = fingerprint
                 for entry_id, loaded in fresh.items():
                     entry_store.put(keys[entry_id], entry_record((loaded, [])))
                 for entry_id in changed:
@@ -445,6 +440,22 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                         row[3], row[4] = e.reviewed.isoformat(), e.published.isoformat()
                 sections = _updated_sections(state, model, changed, old_entries, cards, related, layout, fresh,
                                              weights_blob, index)
+                _hash_new(files, digests)   # this process's files, while the child may still work
+            with timings.stage("render"):
+                list_files, gone, listed = lists.result() if lists is not None else ({}, set(), 0)
+                files.update(list_files)
+                rendered += listed
+                model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - \
+                    len(gone)
+                removed |= gone
+            with timings.stage("write"):
+                sections["model"] = _dump(model)   # with the page count the list pages changed
+                _hash_new(files, digests)
+                changed_files = {path: body for path, body in files.items()
+                                 if manifest["files"].get(path) != digests[path]}
+                removed -= set(files)
+                new_state = update_in_place(out, manifest, changed_files, removed, digests)
+                new_state["inputs"] = fingerprint
                 write_manifest(out, root, new_state, sections, per_record=per_record(sections))
                 stored.result()
         finally:
@@ -454,6 +465,13 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
     finally:
         if lists is not None:
             lists.close()
+
+
+def _hash_new(files: dict[str, bytes], digests: dict[str, str]) -> None:
+    """The hash of each file not hashed yet."""
+    for path, body in files.items():
+        if path not in digests:
+            digests[path] = file_digest(body)
 
 
 def _matching_changed(loaded: LoadedEntry, old: LoadedEntry) -> bool:
@@ -729,10 +747,13 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
                     page_store.put(key, body)
             files[page.path] = body
     keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
-    old_top = set(newest(keys))
-    for entry_id, loaded in fresh.items():
-        keys[entry_id] = feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(), entry_id)
     top = newest(keys)
+    old_top = set(top)
+    dated = {entry_id: feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(), entry_id)
+             for entry_id, loaded in fresh.items()}
+    if any(keys[entry_id] != key for entry_id, key in dated.items()):   # else the order is the same
+        keys.update(dated)
+        top = newest(keys)
     if (old_top | set(top)) & set(fresh):
         files["feed.xml"] = atom(config, [fresh[i] if i in fresh else old_loaded(i) for i in top])
     return rendered
@@ -796,14 +817,28 @@ def _listed_alike(old: Card, new: Card) -> bool:
 
 
 def _shows(value, cards: set[int]) -> bool:
-    """Does a page's context hold one of these cards (by identity), at any depth?"""
+    """Does a page's context hold one of these cards (by identity), at any depth? A list is
+    looked at by the types of its items, taken in C: one of cards alone is tested at once (the
+    entries index holds every card), one of plain values is skipped, one of rows is looked at as
+    the list of their items (the 404 page's 10,000 suggestions), any other is walked."""
     if isinstance(value, Card):
         return id(value) in cards
     if isinstance(value, dict):
         return any(_shows(item, cards) for item in value.values())
     if isinstance(value, (list, tuple)):
+        kinds = set(map(type, value))
+        if kinds == {Card}:
+            return not cards.isdisjoint(map(id, value))
+        if kinds <= _ATOMS:
+            return False
+        if kinds <= {list, tuple}:   # rows: looked at as one list of their items
+            return _shows(list(chain.from_iterable(value)), cards)
         return any(_shows(item, cards) for item in value)
     return False
+
+
+#: types that hold no card: a list of these alone (the 404 page's 10,000 suggestions) is not walked
+_ATOMS = frozenset({str, Markup, int, float, bool, type(None)})
 
 
 def _updated_sections(state, model, changed: list[str], entries, cards, related, layout: dict, fresh,
