@@ -258,7 +258,8 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
         incoming = incoming_links(catalog)
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
-        pages += aggregate_pages(config, cards, content_pages, project.study)
+        plan = aggregate_pages(config, cards, content_pages, project.study)
+        pages += plan
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
         renderer = Renderer(config, root, asset_names, tabs, keep_compiled=cache != "off")
         page_memo = memo.setdefault("pages", {})
@@ -326,7 +327,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
             from .incremental import model_sections
 
             with timings.stage("index"):
-                stats["model"] = model_sections(project, version, others, keep, parts, index, cards, len(pages))
+                stats["model"] = model_sections(project, version, others, keep, parts, index, cards, len(pages), plan)
     return len(catalog.entries), len(pages)
 
 

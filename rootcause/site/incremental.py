@@ -69,14 +69,16 @@ from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_versi
                      page_key, render_stamp)
 from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
 
-FORMAT = 3
+FORMAT = 4
 MAX_SITE_FILE = 1 << 30
 #: more changed entries than this: the full build (with the build cache) is about as quick
 MAX_CHANGED = 16
 #: the model's rows by entry (and its weights by group) are cut into sections (`cache.bucket`),
 #: so that a rebuild writes (and hashes) the few its change touched and keeps the others as they are
 BY_ENTRY = ("entries", "cards", "related", "examples")
-WHOLE = ("model", "weights_index", "siglayout")
+WHOLE = ("model", "weights_index", "siglayout", "plan", "cards_index")
+#: the list pages' plan: its index (`plan`) and its pages, a record each, in this many sections
+PLAN_BUCKETS = 16
 #: the sections of the diagnosis index it stored, under this prefix (the shared ones are the same files)
 INDEX = "index."
 
@@ -84,6 +86,7 @@ INDEX = "index."
 def section_names(model: dict) -> list[str]:
     """The model's sections: its own, by `model["buckets"]`, and the diagnosis index's."""
     return [*WHOLE, *(f"{kind}.{k}" for kind in (*BY_ENTRY, "weights") for k in range(model["buckets"])),
+            *(f"plan.{k}" for k in range(PLAN_BUCKETS)),
             *(INDEX + name for name in diagnosis_index.section_names(model["index_buckets"]) if name != "inputs")]
 
 
@@ -147,20 +150,63 @@ def _entry_sections(rows: dict[str, dict], count: int, only: set[int] | None = N
     sections = {}
     for k in range(count) if only is None else sorted(only):
         ids = split.get(k, [])
-        for kind in ("entries", "cards", "related"):
+        for kind in ("entries", "related"):
             sections[f"{kind}.{k}"] = _dump({i: rows[kind][i] for i in ids})
         sections[f"examples.{k}"] = b"\n".join(rows["examples"][i] for i in ids)
     return sections
 
 
+def _card_sections(cards: dict[str, Card], count: int) -> dict[str, bytes]:
+    """The cards, a record each (`cache.bucketed`), in the sections `cards.K`, and their places
+    by id in `cards_index`: a rebuild reads the few hundred cards its pages show, not all of them."""
+    bodies, places = bucketed({entry_id: _dump(_card_data(card)) for entry_id, card in cards.items()}, count, b"\n")
+    return {"cards_index": _dump(places), **{f"cards.{k}": body for k, body in bodies.items()}}
+
+
+class _CardRecords:
+    """The model's cards, each read from its record when asked for (its CRC-32 checked)."""
+
+    def __init__(self, state):
+        self._state = state
+        self._places: dict | None = None
+        self._bodies: dict[int, bytes | None] = {}
+
+    def places(self) -> dict[str, list]:
+        if self._places is None:
+            places = _json(self._state, "cards_index")
+            if not isinstance(places, dict):
+                raise _Fallback("cards_index is not a mapping")
+            self._places = places
+        return self._places
+
+    def body(self, k: int) -> bytes | None:
+        if k not in self._bodies:
+            self._bodies[k] = self._state.section(f"cards.{k}", verify=False)
+        return self._bodies[k]
+
+    def card(self, entry_id: str) -> Card:
+        place = self.places().get(entry_id)
+        record = record_at(self.body(place[0]), place) if place else None
+        if record is None:
+            raise _Fallback(f"no card of {entry_id}, or a damaged one")
+        return _card(jsonbytes.loads(record))
+
+    def every(self, ids: list[str]) -> dict[str, Card]:
+        """Every card, in the catalog's order."""
+        if len(self.places()) != len(ids):
+            raise _Fallback("the cards are not the model's entries")
+        return {entry_id: self.card(entry_id) for entry_id in ids}
+
+
 # -- what a full build leaves ---------------------------------------------------------------------
 def model_sections(project, version: str, others: str, keep: dict, parts: dict, index: dict[str, bytes],
-                   cards: dict[str, Card], pages: int) -> dict[str, bytes]:
+                   cards: dict[str, Card], pages: int, plan: list[Page]) -> dict[str, bytes]:
     """The site model's sections, from a full build's catalog and what its index stage kept
     (`keep`: `build_search_files`'s order, weights and shard names; `parts`: `signature_parts` by
     id; `index`: the sections of the diagnosis index it stored, a copy the model owns, so that an
     index stored meanwhile by `check` or `diagnose` changes nothing here: the rebuild patches this
-    copy, and the index's shared sections are the same files; `cards`: by id)."""
+    copy, and the index's shared sections are the same files; `cards`: by id; `plan`: the pages
+    `render.aggregate_pages` planned, kept as `plan_sections` says)."""
     catalog = project.catalog
     stats = project.inputs.stats if project.inputs is not None else {}
     rows: dict[str, dict] = {kind: {} for kind in BY_ENTRY}
@@ -169,7 +215,6 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
         key = stats.get(loaded.path)
         rows["entries"][entry_id] = [loaded.path, list(key) if key else None, loaded.source_key,
                                      e.reviewed.isoformat(), e.published.isoformat()]
-        rows["cards"][entry_id] = _card_data(cards[entry_id])
         rows["related"][entry_id] = [[r.id, r.relation] for r in e.related]
         rows["examples"][entry_id] = _dump([entry_id, catalog.example_lines.get(entry_id, "")])
     count = bucket_count(len(catalog.entries))
@@ -179,8 +224,134 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
              "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages,
              "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index)}
     return {"model": _dump(model), "weights_index": _dump(dict(sorted(weights_index.items()))),
-            "siglayout": _dump(signature_layout(parts)), **_entry_sections(rows, count), **weights,
-            **{INDEX + name: body for name, body in index.items()}}
+            "siglayout": _dump(signature_layout(parts)), **plan_sections(plan, catalog.config),
+            **_card_sections({entry_id: cards[entry_id] for entry_id in catalog.entries}, count),
+            **_entry_sections(rows, count), **weights, **{INDEX + name: body for name, body in index.items()}}
+
+
+# -- the list pages' plan -------------------------------------------------------------------------
+#: what a page's context holds besides cards, plain values, lists, tuples and dicts: the site's
+#: vocabulary terms (kept by name: `config.vocabularies.<kind>[key]`)
+_VOCABULARIES = ("categories", "systems", "tags", "phases", "severities")
+
+
+class _Unstorable(Exception):
+    """A context holding something the plan cannot keep (the frequency page's study rows)."""
+
+
+def plan_sections(plan: list[Page], config) -> dict[str, bytes]:
+    """The pages of a plan that show cards (the home page, the entries index, the category, tag
+    and system lists), each with its context as JSON and its cards by id, and by entry the pages
+    that show it: what a rebuild needs to render again the pages of a card that keeps its place
+    on every list, without reading every card and planning every list again. Each page is a
+    record (`cache.bucketed`) in one of the sections `plan.K`; `plan` holds their paths, their
+    places and, by entry, the numbers of the pages showing it. `plan` is `null` when a page that
+    shows cards holds anything else than cards, vocabulary terms and plain data (a site with a
+    study: its frequency page shows every card): such a rebuild plans the lists."""
+    terms = {id(term): [kind, key] for kind in _VOCABULARIES
+             for key, term in getattr(config.vocabularies, kind).items()}
+    records: dict[str, bytes] = {}
+    shown: dict[str, list[str]] = {}
+    for page in plan:
+        ids: dict[str, None] = {}
+        try:
+            context = _encode(page.context, terms, ids)
+        except _Unstorable:
+            if _holds_card(page.context, 0):
+                return {"plan": _dump(None), **{f"plan.{k}": b"" for k in range(PLAN_BUCKETS)}}
+            continue   # a page that shows no card (a content page) needs no keeping
+        if ids and page.template != VOLATILE_TEMPLATE:
+            records[page.path] = _dump([page.template, page.title, page.description, page.sitemap, page.absolute,
+                                        context])
+            for entry_id in ids:
+                shown.setdefault(entry_id, []).append(page.path)
+    bodies, places = bucketed(records, PLAN_BUCKETS, b"\n")
+    paths = list(places)
+    number = {path: n for n, path in enumerate(paths)}
+    index = {"paths": paths, "places": [places[path] for path in paths],
+             "shown": {entry_id: [number[path] for path in shown[entry_id]] for entry_id in sorted(shown)}}
+    return {"plan": _dump(index), **{f"plan.{k}": body for k, body in bodies.items()}}
+
+
+def _kept_pages(state, plan: dict, entry_ids: list[str], cards: dict[str, Card], vocabularies) -> list[Page]:
+    """The pages the kept plan says show these entries, their contexts made with `cards`."""
+    pages = []
+    bodies: dict[int, bytes | None] = {}
+    for n in dict.fromkeys(n for entry_id in entry_ids for n in plan["shown"].get(entry_id, [])):
+        place = plan["places"][n]
+        if place[0] not in bodies:
+            bodies[place[0]] = state.section(f"plan.{place[0]}", verify=False)   # each record has its CRC-32
+        record = record_at(bodies[place[0]], place)
+        if record is None:
+            raise _Fallback(f"the plan's page {n} is damaged")
+        template, title, description, sitemap, absolute, context = jsonbytes.loads(record)
+        pages.append(Page(plan["paths"][n], template, title, description, _decode(context, cards, vocabularies),
+                          sitemap, absolute))
+    return pages
+
+
+def _holds_card(value, depth: int) -> bool:
+    """Might this value hold a card, at any depth, in any container or object's attributes?
+    (Deeper than anything a template is given, or an object that hides its attributes: yes.)"""
+    if isinstance(value, Card) or depth > 32:
+        return True
+    if value is None or isinstance(value, (str, bytes, int, float)):
+        return False
+    if isinstance(value, dict):
+        return any(_holds_card(item, depth + 1) for item in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_holds_card(item, depth + 1) for item in value)
+    attributes = getattr(value, "__dict__", None)
+    if attributes is None or getattr(type(value), "__slots__", ()):
+        return True
+    return any(_holds_card(item, depth + 1) for item in attributes.values())
+
+
+def _encode(value, terms: dict[int, list[str]], ids: dict[str, None]):
+    """A context value as JSON: a card as its id after a NUL (collected in `ids`), terms by name,
+    tuples, markup and a text that starts with NUL marked as such (by a key that starts with NUL,
+    which no other key does)."""
+    kind = type(value)
+    if kind is Card:
+        ids[value.id] = None
+        return "\0" + value.id
+    if kind is str:
+        return {"\0text": value} if value.startswith("\0") else value
+    if kind is int or kind is bool or kind is float or value is None:
+        return value
+    if kind is list:
+        return [_encode(item, terms, ids) for item in value]
+    if kind is tuple:
+        return {"\0tuple": [_encode(item, terms, ids) for item in value]}
+    if kind is Markup:
+        return {"\0markup": str(value)}
+    if kind is dict and all(type(key) is str and not key.startswith("\0") for key in value):
+        return {key: _encode(item, terms, ids) for key, item in value.items()}
+    if id(value) in terms:
+        return {"\0term": terms[id(value)]}
+    raise _Unstorable(kind.__name__)
+
+
+def _decode(value, cards: dict[str, Card], vocabularies):
+    """`_encode` undone, each card taken from `cards` and each term from the site's vocabularies."""
+    kind = type(value)
+    if kind is str:
+        return cards[value[1:]] if value.startswith("\0") else value
+    if kind is list:
+        return [_decode(item, cards, vocabularies) for item in value]
+    if kind is not dict:
+        return value
+    if len(value) == 1:
+        (key, item), = value.items()
+        if key == "\0text":
+            return item
+        if key == "\0tuple":
+            return tuple(_decode(x, cards, vocabularies) for x in item)
+        if key == "\0markup":
+            return Markup(item)
+        if key == "\0term":
+            return getattr(vocabularies, item[0])[item[1]]
+    return {key: _decode(item, cards, vocabularies) for key, item in value.items()}
 
 
 # -- the rebuild ----------------------------------------------------------------------------------
@@ -442,7 +613,7 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                                              weights_blob, index)
                 _hash_new(files, digests)   # this process's files, while the child may still work
             with timings.stage("render"):
-                list_files, gone, listed = lists.result() if lists is not None else ({}, set(), 0)
+                list_files, gone, listed, plan = lists.result() if lists is not None else ({}, set(), 0, None)
                 files.update(list_files)
                 rendered += listed
                 model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - \
@@ -450,6 +621,7 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                 removed |= gone
             with timings.stage("write"):
                 sections["model"] = _dump(model)   # with the page count the list pages changed
+                sections.update(plan or {})
                 _hash_new(files, digests)
                 changed_files = {path: body for path, body in files.items()
                                  if manifest["files"].get(path) != digests[path]}
@@ -657,9 +829,8 @@ class _Cards:
 
     def __init__(self, state, model: dict, new: dict[str, Card]):
         self.new = new
-        self._state, self._count, self._ids = state, model["buckets"], set(model["ids"])
+        self._records, self._ids = _CardRecords(state), set(model["ids"])
         self._old: dict[str, Card] = {}
-        self._read: set[int] = set()
 
     def __contains__(self, entry_id: str) -> bool:
         return entry_id in self._ids
@@ -669,12 +840,8 @@ class _Cards:
 
     def old(self, entry_id: str) -> Card:
         """The card as the last build had it."""
-        k = bucket(entry_id, self._count)
-        if k not in self._read:
-            self._old.update((i, _card(data)) for i, data in _bucket_rows(self._state, "cards", k).items())
-            self._read.add(k)
         if entry_id not in self._old:
-            raise _Fallback(f"no card of {entry_id}")
+            self._old[entry_id] = self._records.card(entry_id)
         return self._old[entry_id]
 
 
@@ -760,32 +927,41 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
 
 
 def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
-                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int]:
+                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int, bytes | None]:
     """Every list page whose context a changed card changed, rendered, and the sitemap if what it
     lists changed: ({path: bytes}, the list pages the change does away with (the last of a list
-    that got shorter), how many pages were rendered). A card that keeps its place on every list
-    needs one plan; one that moves, the old plan's too. Made from cards alone: run in a forked child
-    (`Alongside`). Its renderer has signatures.json at the last build's address, which no page
-    rendered here names (the diagnose page is `_render`'s, and a theme that names the file
-    elsewhere makes the rebuild fall back)."""
+    that got shorter), how many pages were rendered, the model's new plan sections or None when
+    they stay as they are). A card that keeps its place on every list is rendered again on the pages the
+    model's plan says show it, from their kept contexts and the cards these show; one that moves
+    needs the lists planned from every card, before and after, and a new plan. Made from cards
+    alone: run in a forked child (`Alongside`). Its renderer has signatures.json at the last
+    build's address, which no page rendered here names (the diagnose page is `_render`'s, and a
+    theme that names the file elsewhere makes the rebuild fall back)."""
     from .feeds import sitemap
 
-    old_cards = {entry_id: _card(data) for entry_id, data in _by_entry(state, model, "cards").items()}
-    cards = {**old_cards, **new}
-    moved = [i for i in new if cards[i] != old_cards[i]]
+    known = _LazyCards(state, new)
+    moved = [i for i in new if new[i] != known.old(i)]
     if not moved:
-        return {}, set(), 0
+        return {}, set(), 0, None
+    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    plan = _json(state, "plan")
+    # every list holds the same cards in the same places as before: a page changed exactly when
+    # it shows a changed card
+    alike = all(_listed_alike(known.old(i), new[i]) for i in moved)
+    if alike and isinstance(plan, dict):
+        # the pages the plan kept, with the new card in them
+        pages = _kept_pages(state, plan, moved, known, config.vocabularies)
+        return {page.path: renderer.render(page) for page in pages}, set(), len(pages), None
+    old_cards = known.every(model["ids"])
+    cards = {**old_cards, **new}
     # planned for the lists the changed cards are on, before or after (the others' pages cannot
     # change), and for the pages that show every card
     lists = set().union(*(card_lists(cards[i]) | card_lists(old_cards[i]) for i in moved))
     new_plan = aggregate_pages(config, cards, inputs.content_pages, inputs.study, lists)
-    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
-    if all(_listed_alike(old_cards[i], cards[i]) for i in moved):
-        # every list holds the same cards in the same places as before, so the old plan is this
-        # one with the old cards in place of the new: a page changed exactly when it shows one
+    if alike:   # and no plan kept (a site with a study: its frequency page shows every card)
         shown = {id(cards[i]) for i in moved}
         pages = [page for page in new_plan if page.template != VOLATILE_TEMPLATE and _shows(page.context, shown)]
-        return {page.path: renderer.render(page) for page in pages}, set(), len(pages)
+        return {page.path: renderer.render(page) for page in pages}, set(), len(pages), None
     old_plan = {p.path: p for p in aggregate_pages(config, old_cards, inputs.content_pages, inputs.study, lists)}
     listed_before = {(path, p.sitemap) for path, p in old_plan.items()}
     pages = []
@@ -798,12 +974,34 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
     files = {page.path: renderer.render(page) for page in pages}
     # the sitemap lists the pages and the entries' review dates: made again (from every page)
     # when a page came or went, or a list page entered or left it, or a date changed
-    if any(cards[i].reviewed != old_cards[i].reviewed for i in moved) or \
-            {(p.path, p.sitemap) for p in new_plan} != listed_before:
-        every = [Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards] + \
-            aggregate_pages(config, cards, inputs.content_pages, inputs.study)
-        files["sitemap.xml"] = sitemap(every, config.base_url, {i: c.reviewed for i, c in cards.items()})
-    return files, set(old_plan), len(pages)
+    new_sitemap = any(cards[i].reviewed != old_cards[i].reviewed for i in moved) or \
+        {(p.path, p.sitemap) for p in new_plan} != listed_before
+    every = aggregate_pages(config, cards, inputs.content_pages, inputs.study) \
+        if new_sitemap or isinstance(plan, dict) else []
+    if new_sitemap:
+        files["sitemap.xml"] = sitemap([Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards]
+                                       + every, config.base_url, {i: c.reviewed for i, c in cards.items()})
+    return files, set(old_plan), len(pages), plan_sections(every, config) if isinstance(plan, dict) else None
+
+
+class _LazyCards(dict):
+    """Cards by id for a kept plan's pages: the changed entries' new ones, any other read from its
+    record when asked for."""
+
+    def __init__(self, state, new: dict[str, Card]):
+        super().__init__(new)
+        self._records = _CardRecords(state)
+
+    def old(self, entry_id: str) -> Card:
+        """The card as the last build had it."""
+        return self._records.card(entry_id)
+
+    def every(self, ids: list[str]) -> dict[str, Card]:
+        return self._records.every(ids)
+
+    def __missing__(self, entry_id: str) -> Card:
+        card = self[entry_id] = self._records.card(entry_id)
+        return card
 
 
 #: what a list shows of a card but never orders, counts or files it by (`render.aggregate_pages`)
@@ -849,11 +1047,10 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
     count = model["buckets"]
     names = section_names(model)
     touched = {bucket(entry_id, count) for entry_id in [*changed, *fresh]}
-    rows = {"entries": {}, "cards": {}, "related": {}, "examples": {}}
+    rows = {"entries": {}, "related": {}, "examples": {}}
     for entry_id in entries:
         if bucket(entry_id, count) in touched:
             rows["entries"][entry_id] = entries[entry_id]
-            rows["cards"][entry_id] = _card_data(cards[entry_id])
             rows["related"][entry_id] = [list(link) for link in related[entry_id]]
     for line in _example_lines(state, model, touched):
         entry_id = _line_id(line)
@@ -864,6 +1061,17 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
         rows["examples"][entry_id] = line
     new = {"model": _dump(model), "siglayout": _dump(layout), **_entry_sections(rows, count, touched)}
     new.update({INDEX + name: body for name, body in index.items()})
+    bodies: dict[int, bytes | None] = {}
+
+    def card_body(k: int) -> bytes | None:
+        if k not in bodies:
+            bodies[k] = state.section(f"cards.{k}", verify=False)
+        return bodies[k]
+
+    card_bodies, card_places = patch_buckets(_json(state, "cards_index"), card_body,
+                                             {i: _dump(_card_data(cards.new[i])) for i in fresh}, set(), count, b"\n")
+    new.update({f"cards.{k}": body for k, body in card_bodies.items()})
+    new["cards_index"] = _dump(card_places)
     if groups:
         lines = {group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens}
         bodies, places = patch_buckets(_json(state, "weights_index"),

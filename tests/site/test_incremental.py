@@ -327,6 +327,93 @@ def test_list_pages_planned_once_when_the_card_stays_in_place(project: Path, mon
     same_as_cold(project)
 
 
+def without_study(project: Path) -> Path:
+    """The project without its study (and so without the frequency page, which shows every
+    card), built once: its model keeps the list pages' plan."""
+    settings = project / "site.yml"
+    settings.write_text("".join(line for line in settings.read_text(encoding="utf-8").splitlines(True)
+                                if not line.startswith("study:")), encoding="utf-8")
+    assert not build(project, progress=False).in_place
+    return project
+
+
+def test_kept_plan_reads_back_as_planned(project: Path):
+    """Every page of the plan that shows a card is kept, and each card's pages read back from the
+    kept plan are exactly the planned pages holding it, with equal contexts."""
+    from rootcause.config import load_config
+    from rootcause.site.content import load_content
+    from rootcause.site.incremental import _kept_pages, plan_sections
+    from rootcause.site.render import Card, aggregate_pages
+    from rootcause.entries.project import open_project
+
+    class Sections(dict):
+        def section(self, name, verify=True):
+            return self.get(name)
+
+    without_study(project)
+    config = load_config(project)[0]
+    catalog = open_project(project)[0].catalog
+    cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
+    planned = aggregate_pages(config, cards, load_content(project)[0])
+    sections = Sections(plan_sections(planned, config))
+    plan = json.loads(sections["plan"])
+    assert set(plan["paths"]) == {"index.html", "entries/index.html"} | {
+        page.path for page in planned if page.template in ("list.html", "system.html") and page.context["items"]}
+    for entry_id, card in cards.items():
+        holding = [page for page in planned if page.path in plan["paths"] and _holds(page.context, card)]
+        kept = _kept_pages(sections, plan, [entry_id], cards, config.vocabularies)
+        assert [(p.path, p.template, p.title, p.description, p.sitemap, p.absolute, p.context) for p in kept] == \
+            [(p.path, p.template, p.title, p.description, p.sitemap, p.absolute, p.context) for p in holding]
+        assert "entries/index.html" in [page.path for page in kept]   # the index shows every card
+
+
+def _holds(value, card) -> bool:
+    if value is card:
+        return True
+    if isinstance(value, dict):
+        return any(_holds(item, card) for item in value.values())
+    return isinstance(value, (list, tuple)) and any(_holds(item, card) for item in value)
+
+
+def test_a_site_with_a_study_keeps_no_plan(project: Path):
+    from rootcause.site.write import open_state
+
+    state = open_state(project / "site", project)
+    try:
+        assert json.loads(state.section("plan")) is None
+    finally:
+        state.close()
+
+
+@pytest.mark.parametrize("change, plans", [
+    # kept in its place: its pages come from the kept plan, nothing is planned
+    (lambda path: prepend(path, "summary", "Placed alike."), 0),
+    # moved: the lists it is on are planned before and after, then every list, for the new plan
+    (lambda path: edit(path, "severity: critical", "severity: high"), 3),
+])
+def test_a_card_in_place_is_rendered_from_the_kept_plan(project: Path, monkeypatch, change, plans):
+    from rootcause.site import incremental
+
+    without_study(project)
+    planned, plan = [], incremental.aggregate_pages
+
+    def counted(*args):
+        planned.append(args)
+        return plan(*args)
+
+    monkeypatch.delattr(os, "fork")   # the child's work done here, where it can be counted
+    monkeypatch.setattr(incremental, "aggregate_pages", counted)
+    change(entry(project, "nccl-watchdog-collective-timeout"))
+    result = build(project, progress=False)
+    assert result.in_place and len(planned) == plans
+    assert result.rendered > 1   # its own page and the list pages showing it
+    same_as_cold(project)
+    # and the next edit starts from the plan this one left, which a full build leaves too
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Again.")
+    assert build(project, progress=False).in_place
+    same_as_cold(project)
+
+
 def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch):
     """A summary edit renders the entry's page and the pages linking with it again; their code
     is what the cache holds from the full build, so no Pygments lexer is built."""
