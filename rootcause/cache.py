@@ -439,12 +439,13 @@ def read_cache(root: Path, name: str, kind: str) -> CacheFile | None:
 
 
 def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[str, bytes | Kept],
-                per_record: tuple[str, ...] = ()) -> bool:
+                per_record: tuple[str, ...] = (), prune: bool = True) -> bool:
     """Write a cache file atomically; False (and nothing written) when the project cannot hold
     one. The sections named in `per_record` are hashed only by `CacheFile.verify`: their reader
     checks each record it reads. A section given as `Kept` is stored as its file has it, neither
     hashed again nor, if it is shared, written again; any other section of `SHARE_BYTES` or
-    more is written to `sections/`. Then the shared sections no cache file names are pruned."""
+    more is written to `sections/`. Then, unless `prune` is false (a caller that has another
+    writer prune beside it), the shared sections no cache file names are pruned."""
     folder = cache_folder(root)
     if not _real_folder(folder, create=True):
         return False
@@ -480,7 +481,8 @@ def write_cache(root: Path, name: str, kind: str, header: dict, sections: dict[s
         _write_atomically(folder, name, (MAGIC + head + b"\n", *inline))
     except OSError:
         return False
-    _prune_shared(folder)
+    if prune:
+        _prune_shared(folder)
     return True
 
 

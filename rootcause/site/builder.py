@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
+from ..forked import Alongside
 from .page_workers import EntryPageWorkers, links_of, render_pages, workers_share
 from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, input_fingerprints,
                      page_key, quick_settings, render_stamp, same_inputs, theme_files)
@@ -85,7 +86,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
             walked = input_fingerprints(root, settings, seen)
-            if _up_to_date(root, quick_out, walked[0]):
+            if _up_to_date(read_manifest(quick_out, root), quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
@@ -106,21 +107,29 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
-        if not force and _up_to_date(root, out, fingerprint):
+        manifest = {} if force else read_manifest(out, root)
+        if not force and _up_to_date(manifest, out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
         problems = check_output_folder(out, root)
         if problems:
             raise RootcauseError(problems)
         remove_leftovers(out)
-        if not force:
-            with timings.stage("load"):   # its imports: the entry schema, the renderer
-                from .incremental import rebuild
-            quick = rebuild(root, out, config, fingerprint, others, timings, seen)
+        if manifest:
+            # that the site is as the last build left it is proven in a forked child from here
+            # on, on the core that importing the rebuild's modules and working out the change
+            # leave idle; the rebuild writes nothing before its answer
+            intact = Alongside(lambda: output_intact(out, manifest))
+            try:
+                with timings.stage("load"):   # its imports: the entry schema, the renderer
+                    from .incremental import rebuild
+                quick = rebuild(root, out, config, fingerprint, others, manifest, intact, timings, seen)
+            finally:
+                intact.close()
             if quick is not None:
                 return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
                                    time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered,
                                    in_place=True)
-        previous = None if force else read_manifest(out, root).get("files")
+        previous = manifest.get("files")
         with SiteWriter(out, previous=previous) as writer:
             stats: dict = {}
             entries, pages = render_site(root, timings.part("write")(writer.add),
@@ -138,9 +147,9 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                        time.perf_counter() - started, out=out, **stats)
 
 
-def _up_to_date(root: Path, out: Path, fingerprint: str) -> bool:
-    """The last build into `out` had these inputs, and its output is as that build left it."""
-    manifest = read_manifest(out, root)
+def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:
+    """The last build into `out` (its `manifest`) had these inputs, and its output is as that
+    build left it."""
     same_inputs = manifest.get("inputs") == fingerprint
     intact = same_inputs and output_intact(out, manifest)
     if not intact and os.environ.get("ROOTCAUSE_EXPLAIN_REBUILD"):

@@ -67,7 +67,7 @@ from .search import (
 from .search import DOCS_PER_SHARD
 from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, build_version, code_store, collect_assets,
                      page_key, render_stamp)
-from .write import file_digest, open_state, output_intact, update_in_place, write_manifest
+from .write import file_digest, open_state, update_in_place, write_manifest
 
 FORMAT = 4
 MAX_SITE_FILE = 1 << 30
@@ -416,12 +416,14 @@ def _kept(state, names) -> dict:
     return sections
 
 
-def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timings=None,
-            seen: dict | None = None) -> Outcome | None:
+def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, manifest: dict, intact: Alongside,
+            timings=None, seen: dict | None = None) -> Outcome | None:
     """Rebuild `out` for the entry files changed since the last build, or None when only a
     full build can (see the module's docstring). `fingerprint` and `others`: the inputs'
     (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds;
-    `seen`: that walk's `os.lstat` results (the stat keys the model is compared with)."""
+    `manifest`: the state of the last build (`write.read_manifest`, read under that lock);
+    `intact`: `write.output_intact` of it, being proven (nothing is written before its answer);
+    `seen`: the walk's `os.lstat` results (the stat keys the model is compared with)."""
     from ..timings import OFF
 
     state = open_state(out, root)
@@ -429,7 +431,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
         return None
     try:
         with paused():   # the model is millions of small objects (see `collector`)
-            return _rebuild(root, out, config, fingerprint, others, state, timings or OFF, seen)
+            return _rebuild(root, out, config, fingerprint, others, state, manifest, intact, timings or OFF, seen)
     except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         # a model this code cannot read is never trusted, and a file of the site that cannot be
         # read back (gone since it was checked) is rewritten: the full build runs
@@ -440,10 +442,10 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, timing
         state.close()
 
 
-def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, timings, seen) -> Outcome:
+def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, manifest: dict,
+             intact: Alongside, timings, seen) -> Outcome:
     with timings.stage("load"):
         model = _json(state, "model")
-        manifest = _json(state, "state")
         version = build_version()
         if not isinstance(model, dict) or model.get("format") != FORMAT or model.get("version") != version or \
                 model.get("others") != others or model.get("config") != config_key(config) or \
@@ -460,14 +462,8 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                    if list(now.stats[name] or ()) != (old_entries[by_path[name]][1] or [])]
         if not changed or len(changed) > MAX_CHANGED:
             raise _Fallback(f"{len(changed)} entry files changed (in place: 1 to {MAX_CHANGED}, and nothing else)")
-        # proven in a forked child while the change is worked out; nothing is written before
-        # its answer (`_intact`)
-        intact = Alongside(lambda: output_intact(out, manifest))
-    try:
-        return _rebuild_changed(root, out, config, fingerprint, state, timings, model, manifest, version, now,
-                                old_entries, changed, intact)
-    finally:
-        intact.close()
+    return _rebuild_changed(root, out, config, fingerprint, state, timings, model, manifest, version, now,
+                            old_entries, changed, intact)
 
 
 def _intact(intact: Alongside) -> None:
@@ -628,7 +624,10 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                 removed -= set(files)
                 new_state = update_in_place(out, manifest, changed_files, removed, digests)
                 new_state["inputs"] = fingerprint
-                write_manifest(out, root, new_state, sections, per_record=per_record(sections))
+                # the shared sections this file no longer names are pruned by the child storing
+                # the diagnosis index (its own `write_cache`), off this process's path; those it
+                # still finds named in the state file as it was go at the next rebuild
+                write_manifest(out, root, new_state, sections, per_record=per_record(sections), prune=False)
                 stored.result()
         finally:
             stored.close()

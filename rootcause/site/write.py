@@ -70,13 +70,14 @@ def read_manifest(out: Path, root: Path | None = None) -> dict:
 
 
 def write_manifest(out: Path, root: Path | None, manifest: dict, sections: dict[str, bytes] | None = None,
-                   per_record: tuple[str, ...] = ()) -> bool:
+                   per_record: tuple[str, ...] = (), prune: bool = True) -> bool:
     """Record the build's state; `sections`: more that a later build reads from the same file
-    (the site model of `incremental`), `per_record` of them checked record by record."""
+    (the site model of `incremental`), `per_record` of them checked record by record; `prune`:
+    as `cache.write_cache`."""
     root = root if root is not None else out.resolve().parent
     body = jsonbytes.dumps(manifest, sort_keys=True)
     return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
-                       {"state": body, **(sections or {})}, per_record=per_record)
+                       {"state": body, **(sections or {})}, per_record=per_record, prune=prune)
 
 
 def open_state(out: Path, root: Path):
