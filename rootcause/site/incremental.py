@@ -207,6 +207,8 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
     index stored meanwhile by `check` or `diagnose` changes nothing here: the rebuild patches this
     copy, and the index's shared sections are the same files; `cards`: by id; `plan`: the pages
     `render.aggregate_pages` planned, kept as `plan_sections` says)."""
+    from .feeds import feed_key, newest
+
     catalog = project.catalog
     stats = project.inputs.stats if project.inputs is not None else {}
     rows: dict[str, dict] = {kind: {} for kind in BY_ENTRY}
@@ -222,7 +224,9 @@ def model_sections(project, version: str, others: str, keep: dict, parts: dict, 
                                                for group, tokens in keep["weights"].items()}, count)
     model = {"format": FORMAT, "version": version, "others": others, "config": config_key(catalog.config),
              "order": keep["order"], "shards": keep["shards"], "doc_shards": keep["doc_shards"], "pages": pages,
-             "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index)}
+             "buckets": count, "ids": list(catalog.entries), "index_buckets": index_buckets(index),
+             "feed": newest({entry_id: feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(),
+                                                entry_id) for entry_id, loaded in catalog.entries.items()})}
     return {"model": _dump(model), "weights_index": _dump(dict(sorted(weights_index.items()))),
             "siglayout": _dump(signature_layout(parts)), **plan_sections(plan, catalog.config),
             **_card_sections({entry_id: cards[entry_id] for entry_id in catalog.entries}, count),
@@ -450,7 +454,8 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
         if not isinstance(model, dict) or model.get("format") != FORMAT or model.get("version") != version or \
                 model.get("others") != others or model.get("config") != config_key(config) or \
                 not all(isinstance(model.get(name), int) and 1 <= model[name] <= MAX_BUCKETS
-                        for name in ("buckets", "index_buckets")) or not isinstance(model.get("ids"), list):
+                        for name in ("buckets", "index_buckets")) or not isinstance(model.get("ids"), list) or \
+                not isinstance(model.get("feed"), list):
             raise _Fallback("the model was made by other code or for other inputs")
         now = Inputs.take(root, input_folders(config), taken=seen)   # taken before any entry was read
         old_entries = _by_entry(state, model, "entries")
@@ -580,8 +585,8 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
             weights_blob = _search_update(out, manifest, state, model, change, files, removed)
 
         with timings.stage("render"):
-            rendered = _render(root, config, version, digests[SIGNATURES], signature_file_changed, change, pages_in,
-                               files)
+            rendered, model["feed"] = _render(root, config, version, digests[SIGNATURES], signature_file_changed,
+                                              change, pages_in, files, model["feed"])
 
         # what needs nothing of the list pages is done before their child is waited for: the
         # search files are all made (the child makes none), and so is every row of the model
@@ -868,12 +873,13 @@ def _page_inputs(root: Path, config, manifest: dict) -> _PageInputs:
 
 
 def _render(root: Path, config, version: str, signature_digest: str, signature_file_changed: bool, change: _Change,
-            inputs: _PageInputs, files: dict) -> int:
+            inputs: _PageInputs, files: dict, old_top: list[str]) -> tuple[int, list[str]]:
     """The entry pages a change shows on: the changed entries' own, and the pages of the entries
     they link with (either way, before or after) when their card or links changed; the diagnose
     page when signatures.json changed; the feed if what it lists changed. Returns how many pages
-    were rendered (the others came from the page cache). The list pages and the sitemap are the
-    child's (`_list_pages`)."""
+    were rendered (the others came from the page cache), and the entries the feed lists
+    (`feeds.newest`; `old_top`: those it listed). The list pages and the sitemap are the child's
+    (`_list_pages`)."""
     fresh, before, cards = change.fresh, change.before, change.cards
     related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
 
@@ -912,17 +918,19 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
                 if key:
                     page_store.put(key, body)
             files[page.path] = body
-    keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
-    top = newest(keys)
-    old_top = set(top)
+    # the feed: the model's newest entries, ordered again from every entry's dates only when a
+    # changed entry's dates changed
     dated = {entry_id: feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(), entry_id)
              for entry_id, loaded in fresh.items()}
-    if any(keys[entry_id] != key for entry_id, key in dated.items()):   # else the order is the same
+    top = old_top
+    if any(feed_key(old_entries[entry_id][3], old_entries[entry_id][4], entry_id) != key
+           for entry_id, key in dated.items()):
+        keys = {entry_id: feed_key(row[3], row[4], entry_id) for entry_id, row in old_entries.items()}
         keys.update(dated)
         top = newest(keys)
-    if (old_top | set(top)) & set(fresh):
+    if (set(old_top) | set(top)) & set(fresh):
         files["feed.xml"] = atom(config, [fresh[i] if i in fresh else old_loaded(i) for i in top])
-    return rendered
+    return rendered, top
 
 
 def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
