@@ -300,33 +300,6 @@ def test_list_pages_without_fork(project: Path, monkeypatch):
     same_as_cold(project)
 
 
-@pytest.mark.parametrize("change, plans", [
-    # shown on the lists, but neither where nor under which count: only the pages showing it are
-    # rendered, from one plan
-    (lambda path: prepend(path, "summary", "Placed alike."), 1),
-    # it moves to another place in every list, and the severity counts change: the old and the
-    # new plan are compared
-    (lambda path: edit(path, "severity: critical", "severity: high"), 2),
-])
-def test_list_pages_planned_once_when_the_card_stays_in_place(project: Path, monkeypatch, change, plans):
-    from rootcause.site import incremental
-
-    planned, plan = [], incremental.aggregate_pages
-
-    def counted(*args):
-        planned.append(args[-1])   # the lists it was asked for
-        return plan(*args)
-
-    monkeypatch.delattr(os, "fork")   # the child's work done here, where it can be counted
-    monkeypatch.setattr(incremental, "aggregate_pages", counted)
-    change(entry(project, "nccl-watchdog-collective-timeout"))
-    result = build(project, progress=False)
-    assert result.in_place and len(planned) == plans
-    assert planned[0] == {"categories/communication", "systems/nccl", "systems/pytorch", "tags/timeout",
-                          "tags/watchdog", "tags/hang", "tags/collectives"}
-    same_as_cold(project)
-
-
 def without_study(project: Path) -> Path:
     """The project without its study (and so without the frequency page, which shows every
     card), built once: its model keeps the list pages' plan."""
@@ -335,6 +308,49 @@ def without_study(project: Path) -> Path:
                                 if not line.startswith("study:")), encoding="utf-8")
     assert not build(project, progress=False).in_place
     return project
+
+
+SUMMARY_EDIT = (lambda path: prepend(path, "summary", "Placed alike."))
+SEVERITY_EDIT = (lambda path: edit(path, "severity: critical", "severity: high"))
+
+
+@pytest.mark.parametrize("change, study, plans", [
+    # shown on the lists, but neither where nor under which count: only the pages showing it are
+    # rendered, from one plan
+    (SUMMARY_EDIT, True, 1),
+    # it moves to another place in every list, and the severity counts change: the old and the
+    # new plan are compared
+    (SEVERITY_EDIT, True, 2),
+    # with no study the model keeps the plan: a card kept in its place has its pages from there,
+    # nothing is planned
+    (SUMMARY_EDIT, False, 0),
+    # moved: the lists it is on are planned before and after, then every list, for the new plan
+    (SEVERITY_EDIT, False, 3),
+])
+def test_list_pages_planned_once_when_the_card_stays_in_place(project: Path, monkeypatch, change, study, plans):
+    from rootcause.site import incremental
+
+    if not study:
+        without_study(project)
+    planned, plan = [], incremental.aggregate_pages
+
+    def counted(*args):
+        planned.append(args[4] if len(args) > 4 else None)   # the lists it was asked for
+        return plan(*args)
+
+    monkeypatch.delattr(os, "fork")   # the child's work done here, where it can be counted
+    monkeypatch.setattr(incremental, "aggregate_pages", counted)
+    change(entry(project, "nccl-watchdog-collective-timeout"))
+    result = build(project, progress=False)
+    assert result.in_place and len(planned) == plans
+    assert planned[:1] in ([], [{"categories/communication", "systems/nccl", "systems/pytorch", "tags/timeout",
+                                 "tags/watchdog", "tags/hang", "tags/collectives"}])
+    assert result.rendered > 1   # its own page and the list pages showing it
+    same_as_cold(project)
+    # and the next edit starts from the model this one left, which a full build leaves too
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Again.")
+    assert build(project, progress=False).in_place
+    same_as_cold(project)
 
 
 def test_kept_plan_reads_back_as_planned(project: Path):
@@ -383,35 +399,6 @@ def test_a_site_with_a_study_keeps_no_plan(project: Path):
         assert json.loads(state.section("plan")) is None
     finally:
         state.close()
-
-
-@pytest.mark.parametrize("change, plans", [
-    # kept in its place: its pages come from the kept plan, nothing is planned
-    (lambda path: prepend(path, "summary", "Placed alike."), 0),
-    # moved: the lists it is on are planned before and after, then every list, for the new plan
-    (lambda path: edit(path, "severity: critical", "severity: high"), 3),
-])
-def test_a_card_in_place_is_rendered_from_the_kept_plan(project: Path, monkeypatch, change, plans):
-    from rootcause.site import incremental
-
-    without_study(project)
-    planned, plan = [], incremental.aggregate_pages
-
-    def counted(*args):
-        planned.append(args)
-        return plan(*args)
-
-    monkeypatch.delattr(os, "fork")   # the child's work done here, where it can be counted
-    monkeypatch.setattr(incremental, "aggregate_pages", counted)
-    change(entry(project, "nccl-watchdog-collective-timeout"))
-    result = build(project, progress=False)
-    assert result.in_place and len(planned) == plans
-    assert result.rendered > 1   # its own page and the list pages showing it
-    same_as_cold(project)
-    # and the next edit starts from the plan this one left, which a full build leaves too
-    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Again.")
-    assert build(project, progress=False).in_place
-    same_as_cold(project)
 
 
 def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch):
