@@ -277,7 +277,7 @@ def plan_sections(plan: list[Page], config) -> dict[str, bytes]:
     return {"plan": _dump(index), **{f"plan.{k}": body for k, body in bodies.items()}}
 
 
-def _kept_pages(state, plan: dict, entry_ids: list[str], cards: dict[str, Card], vocabularies) -> list[Page]:
+def _kept_pages(state, plan: dict, entry_ids: list[str], cards, vocabularies) -> list[Page]:
     """The pages the kept plan says show these entries, their contexts made with `cards`."""
     pages = []
     bodies: dict[int, bytes | None] = {}
@@ -336,7 +336,7 @@ def _encode(value, terms: dict[int, list[str]], ids: dict[str, None]):
     raise _Unstorable(kind.__name__)
 
 
-def _decode(value, cards: dict[str, Card], vocabularies):
+def _decode(value, cards, vocabularies):
     """`_encode` undone, each card taken from `cards` and each term from the site's vocabularies."""
     kind = type(value)
     if kind is str:
@@ -537,10 +537,11 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
     with timings.stage("index"):
         cards = _Cards(state, model, {entry_id: Card.of(loaded) for entry_id, loaded in fresh.items()})
         pages_in = _page_inputs(root, config, manifest)
-        # the list pages a changed card is on, planned and rendered by a forked child while the
-        # rest is checked and worked out here (it reads every card, which this process then never
-        # needs; it is the longest piece of the rebuild, so it starts first, and is reaped unused
-        # if the checks below find something to report); no card changed, no list page can
+        # the list pages a changed card is on, rendered by a forked child while the rest is
+        # checked and worked out here (from the kept plan and the cards its pages show, or, when
+        # a card moved, from every card planned again; it is the longest piece of the rebuild, so
+        # it starts first, and is reaped unused if the checks below find something to report);
+        # no card changed, no list page can
         lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in)) \
             if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
@@ -827,9 +828,8 @@ def _search_update(out: Path, manifest: dict, state, model: dict, change: _Chang
 
 
 class _Cards:
-    """Every card by id, the changed entries' new ones in `new`, the others read from the model a
-    bucket at a time as they are asked for: the entry pages of a change show a few, and reading
-    all of them (9 MB at 10,000 entries) is left to the list pages' child."""
+    """Every card by id, the changed entries' new ones in `new`, the others read from their
+    records in the model as they are asked for: the entry pages of a change show a few."""
 
     def __init__(self, state, model: dict, new: dict[str, Card]):
         self.new = new
@@ -847,6 +847,10 @@ class _Cards:
         if entry_id not in self._old:
             self._old[entry_id] = self._records.card(entry_id)
         return self._old[entry_id]
+
+    def every(self, ids: list[str]) -> dict[str, Card]:
+        """Every card as the last build had it, in the catalog's order."""
+        return self._records.every(ids)
 
 
 @dataclass
@@ -946,7 +950,7 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
     theme that names the file elsewhere makes the rebuild fall back)."""
     from .feeds import sitemap
 
-    known = _LazyCards(state, new)
+    known = _Cards(state, model, new)
     moved = [i for i in new if new[i] != known.old(i)]
     if not moved:
         return {}, set(), 0, None
@@ -989,26 +993,6 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
         files["sitemap.xml"] = sitemap([Page(f"entries/{entry_id}/index.html", "entry.html", "") for entry_id in cards]
                                        + every, config.base_url, {i: c.reviewed for i, c in cards.items()})
     return files, set(old_plan), len(pages), plan_sections(every, config) if isinstance(plan, dict) else None
-
-
-class _LazyCards(dict):
-    """Cards by id for a kept plan's pages: the changed entries' new ones, any other read from its
-    record when asked for."""
-
-    def __init__(self, state, new: dict[str, Card]):
-        super().__init__(new)
-        self._records = _CardRecords(state)
-
-    def old(self, entry_id: str) -> Card:
-        """The card as the last build had it."""
-        return self._records.card(entry_id)
-
-    def every(self, ids: list[str]) -> dict[str, Card]:
-        return self._records.every(ids)
-
-    def __missing__(self, entry_id: str) -> Card:
-        card = self[entry_id] = self._records.card(entry_id)
-        return card
 
 
 #: what a list shows of a card but never orders, counts or files it by (`render.aggregate_pages`)
