@@ -25,12 +25,14 @@ which reports exactly as a cold one does.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from itertools import chain
 from pathlib import Path
+
 from markupsafe import Markup
 
 from ..cache import (MAX_BUCKETS, Inputs, RecordStore, bucket, bucket_count, bucketed, input_folders, patch_buckets,
@@ -321,8 +323,8 @@ def _encode(value, terms: dict[int, list[str]], ids: dict[str, None]):
         return "\0" + value.id
     if kind is str:
         return {"\0text": value} if value.startswith("\0") else value
-    if kind is int or kind is bool or kind is float or value is None:
-        return value
+    if kind is int or kind is bool or value is None or kind is float and math.isfinite(value):
+        return value   # (JSON has no NaN or infinity: such a float is not kept)
     if kind is list:
         return [_encode(item, terms, ids) for item in value]
     if kind is tuple:

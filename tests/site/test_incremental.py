@@ -383,6 +383,20 @@ def test_kept_plan_reads_back_as_planned(project: Path):
         assert "entries/index.html" in [page.path for page in kept]   # the index shows every card
 
 
+def test_kept_contexts_keep_tuples_markup_and_texts_that_look_like_cards():
+    from markupsafe import Markup
+
+    from rootcause.site.incremental import _Unstorable, _decode, _encode
+
+    context = {"rows": [("a", 1, None), ("b", 2.5, True)], "html": Markup("<b>x</b>"), "text": "\0not-a-card"}
+    kept = json.loads(json.dumps(_encode(context, {}, {})))
+    assert _decode(kept, {}, None) == context
+    assert type(_decode(kept, {}, None)["rows"][0]) is tuple and type(_decode(kept, {}, None)["html"]) is Markup
+    for odd in (float("nan"), float("inf"), {1: "a key that is not text"}, object()):
+        with pytest.raises(_Unstorable):
+            _encode({"value": odd}, {}, {})
+
+
 def _holds(value, card) -> bool:
     if value is card:
         return True
