@@ -940,14 +940,14 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
 
 
 def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
-                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int, bytes | None]:
+                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int, dict[str, bytes] | None]:
     """Every list page whose context a changed card changed, rendered, and the sitemap if what it
     lists changed: ({path: bytes}, the list pages the change does away with (the last of a list
     that got shorter), how many pages were rendered, the model's new plan sections or None when
-    they stay as they are). A card that keeps its place on every list is rendered again on the pages the
-    model's plan says show it, from their kept contexts and the cards these show; one that moves
-    needs the lists planned from every card, before and after, and a new plan. Made from cards
-    alone: run in a forked child (`Alongside`). Its renderer has signatures.json at the last
+    they stay as they are). A card that keeps its place on every list is rendered again on the
+    pages the model's plan says show it, from their kept contexts and the cards these show; one
+    that moves needs the lists planned from every card, before and after, and a new plan. Made
+    from cards alone: run in a forked child (`Alongside`). Its renderer has signatures.json at the last
     build's address, which no page rendered here names (the diagnose page is `_render`'s, and a
     theme that names the file elsewhere makes the rebuild fall back)."""
     from .feeds import sitemap
