@@ -199,6 +199,13 @@ class _CardRecords:
             raise _Fallback("the cards are not the model's entries")
         return {entry_id: self.card(entry_id) for entry_id in ids}
 
+    def sections_with(self, cards: dict[str, Card], count: int) -> dict[str, bytes]:
+        """`_card_sections` with these cards in place of their records, made from the places and
+        bodies already read: the sections of the buckets they are in, and `cards_index`."""
+        bodies, places = patch_buckets(self.places(), self.body, {i: _dump(_card_data(c)) for i, c in cards.items()},
+                                       set(), count, b"\n")
+        return {"cards_index": _dump(places), **{f"cards.{k}": body for k, body in bodies.items()}}
+
 
 # -- what a full build leaves ---------------------------------------------------------------------
 def model_sections(project, version: str, others: str, keep: dict, parts: dict, index: dict[str, bytes],
@@ -835,7 +842,7 @@ class _Cards:
 
     def __init__(self, state, model: dict, new: dict[str, Card]):
         self.new = new
-        self._records, self._ids = _CardRecords(state), set(model["ids"])
+        self._records, self._ids, self._count = _CardRecords(state), set(model["ids"]), model["buckets"]
         self._old: dict[str, Card] = {}
 
     def __contains__(self, entry_id: str) -> bool:
@@ -853,6 +860,10 @@ class _Cards:
     def every(self, ids: list[str]) -> dict[str, Card]:
         """Every card as the last build had it, in the catalog's order."""
         return self._records.every(ids)
+
+    def sections(self) -> dict[str, bytes]:
+        """The model's card sections with the new cards in place (those of the buckets they are in)."""
+        return self._records.sections_with(self.new, self._count)
 
 
 @dataclass
@@ -1054,17 +1065,7 @@ def _updated_sections(state, model, changed: list[str], entries, cards, related,
         rows["examples"][entry_id] = line
     new = {"model": _dump(model), "siglayout": _dump(layout), **_entry_sections(rows, count, touched)}
     new.update({INDEX + name: body for name, body in index.items()})
-    bodies: dict[int, bytes | None] = {}
-
-    def card_body(k: int) -> bytes | None:
-        if k not in bodies:
-            bodies[k] = state.section(f"cards.{k}", verify=False)
-        return bodies[k]
-
-    card_bodies, card_places = patch_buckets(_json(state, "cards_index"), card_body,
-                                             {i: _dump(_card_data(cards.new[i])) for i in fresh}, set(), count, b"\n")
-    new.update({f"cards.{k}": body for k, body in card_bodies.items()})
-    new["cards_index"] = _dump(card_places)
+    new.update(cards.sections())
     if groups:
         lines = {group: _weight_line(group, tokens) for group, tokens in groups.items() if tokens}
         bodies, places = patch_buckets(_json(state, "weights_index"),
