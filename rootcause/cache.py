@@ -62,13 +62,19 @@ def cache_folder(root: Path) -> Path:
 def stat_key(path: Path | str, taken: dict | None = None) -> tuple | None:
     """What the cheap freshness test compares for one file (never through a symbolic link);
     a folder by its type alone (its times change whenever anything in it does). `taken`: the
-    `os.lstat` results of a walk made a moment before, by path, used instead of another call."""
-    st = taken.get(os.fspath(path)) if taken else None
-    if st is None:
-        try:
-            st = os.lstat(path)
-        except OSError:
-            return None
+    stat keys of a walk made a moment before, by path, used instead of another call."""
+    if taken:
+        key = taken.get(os.fspath(path))
+        if key is not None:
+            return key
+    try:
+        return key_of(os.lstat(path))
+    except OSError:
+        return None
+
+
+def key_of(st: os.stat_result) -> tuple:
+    """`stat_key` of an `os.lstat` result."""
     if stat.S_ISDIR(st.st_mode):
         return (st.st_mode,)
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
@@ -125,7 +131,7 @@ class Inputs:
     def take(cls, root: Path, folders: list[list[str]], known: dict[str, tuple | None] | None = None,
              taken: dict | None = None) -> Inputs:
         """Stat every input now; `known` holds stat keys already taken (earlier, before a file was
-        read); `taken`, `os.lstat` results by path from a walk made just before (see `stat_key`)."""
+        read); `taken`, stat keys by path from a walk made just before (see `stat_key`)."""
         inputs = cls(root, [list(f) for f in folders])
         stats = inputs.stats
         base = os.fspath(root)

@@ -82,11 +82,21 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
         walked = None
-        seen: dict = {}   # the walk's lstat results, which the rebuild in place takes its stat keys from
+        seen: dict = {}   # the walk's stat keys, which the rebuild in place takes as its own
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
-            walked = input_fingerprints(root, settings, seen)
-            if _up_to_date(read_manifest(quick_out, root), quick_out, walked[0]):
+            if memo is None:
+                # a fresh process: the walk (an lstat per input) runs in a forked child while this
+                # one imports what any build past this test needs (the config's schema); with
+                # nothing to do, that import was spent on the other core
+                walking = Alongside(lambda: _walk(root, settings))
+                from ..config import load_config  # noqa: F401
+                last = read_manifest(quick_out, root)
+                *walked, seen = walking.result()
+            else:
+                walked = input_fingerprints(root, settings, seen)
+                last = read_manifest(quick_out, root)
+            if _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
@@ -145,6 +155,12 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             write_manifest(out, root, manifest, model, per_record=per_record(model or ()))
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
+
+
+def _walk(root: Path, settings: dict) -> tuple[str, str, dict]:
+    """`input_fingerprints` and the stat keys it saw."""
+    seen: dict = {}
+    return (*input_fingerprints(root, settings, seen), seen)
 
 
 def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:

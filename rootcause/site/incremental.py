@@ -436,7 +436,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, manife
     (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds;
     `manifest`: the state of the last build (`write.read_manifest`, read under that lock);
     `intact`: `write.output_intact` of it, being proven (nothing is written before its answer);
-    `seen`: the walk's `os.lstat` results (the stat keys the model is compared with)."""
+    `seen`: the stat keys of that walk (what the model is compared with)."""
     from ..timings import OFF
 
     state = open_state(out, root)

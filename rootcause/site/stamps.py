@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import RecordStore, listing
+from ..cache import RecordStore, key_of, listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -76,7 +76,8 @@ def input_fingerprint(root: Path, settings: dict) -> str:
 def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> tuple[str, str]:
     """(`input_fingerprint`, the same of every input but the entry files: what a rebuild of
     changed entries requires unchanged), from one walk of the inputs. `seen`, when given, gets
-    each file's `os.lstat` by its path, for `cache.Inputs.take` to use instead of a second walk."""
+    each file's stat key (`cache.stat_key`) by its path, for `cache.Inputs.take` to use instead
+    of a second walk."""
     every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
     every.update(f"{__version__}\0True\0".encode())
     others.update(f"{__version__}\0False\0".encode())
@@ -89,7 +90,7 @@ def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> 
             continue
         line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape")
         if seen is not None:
-            seen[path] = stat
+            seen[path] = key_of(stat)
         every.update(line)
         if not (path.endswith(".yaml") and path.startswith(entries) and "/" not in path[len(entries):]):
             others.update(line)

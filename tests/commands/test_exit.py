@@ -56,3 +56,25 @@ def test_a_full_disk_gets_a_message_and_exit_code_one_not_a_traceback():
     assert result.stderr.decode().strip().endswith(
         "rootcause: cannot write: No space left on device — free some space and run it again")
     assert b"Traceback" not in result.stderr
+
+
+def test_only_a_command_that_ends_the_process_leaves_the_collector_off(monkeypatch, tmp_path: Path):
+    """A build pauses the cyclic collector; the command line keeps it off when the process ends
+    with the command (its first pass would only walk what the build left), and an in-process
+    caller, or a command that keeps running, finds it as it was."""
+    import gc
+
+    from rootcause.commands import serve
+
+    assert gc.isenabled()
+    try:
+        assert main(["--root", str(tmp_path), "check"]) == 1
+        assert gc.isenabled()
+        assert main(["--root", str(tmp_path), "check"], ending=True) == 1
+        assert not gc.isenabled()
+        gc.enable()
+        monkeypatch.setattr(serve, "run", lambda args: 0)
+        assert main(["--root", str(tmp_path), "serve"], ending=True) == 0
+        assert gc.isenabled()
+    finally:
+        gc.enable()

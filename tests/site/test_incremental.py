@@ -289,6 +289,34 @@ def test_list_pages_done_here_when_their_child_dies(project: Path, monkeypatch):
     same_as_cold(project)
 
 
+def test_the_inputs_walked_here_when_their_child_dies(project: Path, monkeypatch):
+    """A command-line build walks its inputs in a forked child while it imports the schema: one
+    that dies leaves the walk to the building process, whose fingerprint and stat keys are the
+    same (the edit is found, the rebuild runs in place, and the next build has nothing to do)."""
+    from rootcause.cache import stat_key
+    from rootcause.site import builder
+
+    parent, walk = os.getpid(), builder.input_fingerprints
+    calls = []
+
+    def dies_in_the_child(*args):
+        if os.getpid() != parent:
+            os._exit(9)
+        calls.append(True)
+        return walk(*args)
+
+    monkeypatch.setattr(builder, "input_fingerprints", dies_in_the_child)
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Walked here.")
+    result = build(project, progress=False)
+    assert result.in_place and calls == [True]
+    same_as_cold(project)
+    monkeypatch.undo()
+    assert build(project, progress=False).up_to_date
+    seen: dict = {}
+    assert builder._walk(project.resolve(), {}) == (*walk(project.resolve(), {}, seen), seen)
+    assert seen[str(project.resolve() / "site.yml")] == stat_key(project / "site.yml")
+
+
 def test_list_pages_without_fork(project: Path, monkeypatch):
     def no_fork():
         raise OSError("no fork here")
