@@ -480,9 +480,11 @@ def entry_vectors(catalog: Catalog) -> dict[str, dict[str, float]]:
     for loaded in entries.values():
         for term in loaded.search_weights:
             df[term] = df.get(term, 0) + 1
+    count = len(entries)
+    idf = {term: math.log(1 + count / n) for term, n in df.items()}   # once per term, not per entry
     vectors = {}
     for entry_id, loaded in entries.items():
-        vector = {t: w * math.log(1 + len(entries) / df[t]) for t, w in loaded.search_weights.items()}
+        vector = {t: w * idf[t] for t, w in loaded.search_weights.items()}
         norm = math.sqrt(sum(x * x for x in vector.values())) or 1.0
         vectors[entry_id] = {t: x / norm for t, x in vector.items()}
     return vectors
@@ -491,28 +493,31 @@ def entry_vectors(catalog: Catalog) -> dict[str, dict[str, float]]:
 def similar_pairs(vectors: dict[str, dict[str, float]], threshold: float) -> list[tuple[float, str, str]]:
     """Pairs whose cosine is at least `threshold`. Only pairs sharing three of their strongest
     terms are compared, so this stays near-linear in the number of entries."""
+    import math
+    from collections import Counter
+
+    strongest: dict[str, list[str]] = {}
     by_term: dict[str, list[str]] = {}
     for entry_id, vector in vectors.items():
-        for term in sorted(vector, key=lambda t: -vector[t])[:_TOP_TERMS]:
+        # (a stable sort: among equal weights, the first term seen)
+        strongest[entry_id] = terms = sorted(vector, key=vector.__getitem__, reverse=True)[:_TOP_TERMS]
+        for term in terms:
             by_term.setdefault(term, []).append(entry_id)
-    shared: dict[tuple[str, str], int] = {}
-    for ids in by_term.values():
-        if len(ids) > 200:   # a term this common says nothing about duplication
-            continue
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                key = (a, b) if a < b else (b, a)
-                shared[key] = shared.get(key, 0) + 1
     found = []
-    for (a, b), count in shared.items():
-        if count < 3:
-            continue
-        va, vb = vectors[a], vectors[b]
-        if len(va) > len(vb):
-            va, vb = vb, va
-        cosine = sum(x * vb.get(t, 0.0) for t, x in va.items())
-        if cosine >= threshold:
-            found.append((cosine, a, b))
+    for a, terms in strongest.items():
+        # how many of a's strongest terms each entry shares, counted in C (`Counter.update`)
+        shared = Counter()
+        for term in terms:
+            ids = by_term[term]
+            if len(ids) <= 200:   # a term this common says nothing about duplication
+                shared.update(ids)
+        va = vectors[a]
+        for b in [b for b, count in shared.items() if count >= 3 and a < b]:
+            vb = vectors[b]
+            # over the terms both have (a set operation in C), summed exactly: in any order the same
+            cosine = math.fsum([va[t] * vb[t] for t in va.keys() & vb.keys()])
+            if cosine >= threshold:
+                found.append((cosine, a, b))
     return sorted(found, reverse=True)
 
 

@@ -80,9 +80,12 @@ class Compiled:
         return _compile_re2(self.regex)
 
 
+@lru_cache(maxsize=64)
 def _compile_re2(regex: str):
-    """A compiled RE2 object. Not cached: thousands of entries' expressions would stay in memory;
-    callers keep the ones they use (`CompiledSignature.step_regexes`) and drop them after."""
+    """A compiled RE2 object. Checking an entry compiles each of its expressions twice, at once:
+    when the schema asks whether RE2 accepts it (`compile_pattern`) and for the example checks
+    that follow; the last few dozen are kept for that, not thousands of entries' expressions
+    (callers keep the ones they use, `CompiledSignature.step_regexes`, and drop them after)."""
     options = re2.Options()
     options.log_errors = False
     options.max_mem = 1 << 20  # one line at a time needs little DFA memory

@@ -183,3 +183,41 @@ def test_which_hash_numbers_count_as_citations():
     assert list(_uncited("DeepSpeed #5 and PR #5 and (#5)", threads)) == []
     assert list(_uncited("PR #6, issue #7, pytorch/torchtitan#3738", threads)) == ["PR #6", "issue #7",
                                                                                  "pytorch/torchtitan#3738"]
+
+
+def test_near_duplicate_pairs_are_every_pair_a_brute_force_finds():
+    """`similar_pairs` counts shared strong terms per entry (not per pair of a term's entries):
+    the same pairs, with the same cosines, as comparing every pair of entries that share three
+    of their twelve strongest terms (terms held by more than 200 entries excepted), summed
+    exactly."""
+    import itertools
+    import math
+    import random
+
+    from rootcause.entries.catalog import similar_pairs
+
+    rng = random.Random(7)
+    common = [f"common{i}" for i in range(3)]   # among the strongest terms of every entry
+    vectors = {}
+    for n in range(260):
+        terms = common + rng.sample([f"t{i}" for i in range(60)], 12) + [f"own{n}-{i}" for i in range(4)]
+        weights = {term: rng.choice([0.5, 1.0, 1.0, 2.0]) * (5 if term in common else 1) for term in terms}
+        norm = sum(w * w for w in weights.values()) ** 0.5
+        vectors[f"e{n:03}"] = {term: w / norm for term, w in weights.items()}
+
+    def strongest(vector):
+        return sorted(vector, key=lambda t: -vector[t])[:12]
+
+    holders: dict[str, int] = {}
+    for vector in vectors.values():
+        for term in strongest(vector):
+            holders[term] = holders.get(term, 0) + 1
+    expected = []
+    for a, b in itertools.combinations(sorted(vectors), 2):
+        shared = {t for t in strongest(vectors[a]) if holders[t] <= 200} & set(strongest(vectors[b]))
+        cosine = math.fsum(x * vectors[b].get(t, 0.0) for t, x in vectors[a].items())
+        if len(shared) >= 3 and cosine >= 0.45:
+            expected.append((cosine, a, b))
+    assert holders["common0"] == 260   # too common to count
+    assert 10 < len(expected) < 2000
+    assert similar_pairs(vectors, 0.45) == sorted(expected, reverse=True)
