@@ -551,7 +551,9 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         # a card moved, from every card planned again; it is the longest piece of the rebuild, so
         # it starts first, and is reaped unused if the checks below find something to report);
         # no card changed, no list page can
-        lists = Alongside(lambda: _list_pages(state, model, config, root, cards.new, pages_in)) \
+        lists = Alongside(lambda: (_list_pages(state, model, config, root, cards.new, pages_in),
+                                   _entry_pages(root, config, version, fresh, before, cards,
+                                                _related_now(state, model, fresh), old_loaded, pages_in))) \
             if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
         related = {entry_id: [tuple(link) for link in links]
@@ -595,8 +597,9 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
             weights_blob = _search_update(out, manifest, state, model, change, files, removed)
 
         with timings.stage("render"):
+            # the entry pages too, unless the child renders them
             rendered, model["feed"] = _render(root, config, version, digests[SIGNATURES], signature_file_changed,
-                                              change, pages_in, files, model["feed"])
+                                              change, pages_in, files, model["feed"], entry_pages=lists is None)
 
         # what needs nothing of the list pages is done before their child is waited for: the
         # search files are all made (the child makes none), and so is every row of the model
@@ -624,9 +627,11 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                                              weights_blob, index)
                 _hash_new(files, digests)   # this process's files, while the child may still work
             with timings.stage("render"):
-                list_files, gone, listed, plan = lists.result() if lists is not None else ({}, set(), 0, None)
+                (list_files, gone, listed, plan), (entry_files, entries_rendered) = lists.result() \
+                    if lists is not None else (({}, set(), 0, None), ({}, 0))
                 files.update(list_files)
-                rendered += listed
+                files.update(entry_files)
+                rendered += listed + entries_rendered
                 model["pages"] += sum(path not in manifest["files"] for path in files if path.endswith(".html")) - \
                     len(gone)
                 removed |= gone
@@ -890,51 +895,29 @@ def _page_inputs(root: Path, config, manifest: dict) -> _PageInputs:
 
 
 def _render(root: Path, config, version: str, signature_digest: str, signature_file_changed: bool, change: _Change,
-            inputs: _PageInputs, files: dict, old_top: list[str]) -> tuple[int, list[str]]:
-    """The entry pages a change shows on: the changed entries' own, and the pages of the entries
-    they link with (either way, before or after) when their card or links changed; the diagnose
-    page when signatures.json changed; the feed if what it lists changed. Returns how many pages
-    were rendered (the others came from the page cache), and the entries the feed lists
-    (`feeds.newest`; `old_top`: those it listed). The list pages and the sitemap are the child's
-    (`_list_pages`)."""
-    fresh, before, cards = change.fresh, change.before, change.cards
-    related, old_entries, old_loaded = change.related, change.entries, change.old_loaded
+            inputs: _PageInputs, files: dict, old_top: list[str], entry_pages: bool = True) -> tuple[int, list[str]]:
+    """The pages a change shows on besides the lists: with `entry_pages`, those of `_entry_pages`
+    (else a forked child renders them beside the rest); the diagnose page when signatures.json
+    changed; the feed if what it lists changed. Returns how many pages were rendered (the others
+    came from the page cache), and the entries the feed lists (`feeds.newest`; `old_top`: those
+    it listed). The list pages and the sitemap are the child's (`_list_pages`)."""
+    fresh, old_entries, old_loaded = change.fresh, change.entries, change.old_loaded
 
     from .feeds import atom, feed_key, newest
-    from .highlight import kept_in
 
+    rendered = 0
+    if entry_pages:
+        made, rendered = _entry_pages(root, config, version, fresh, change.before, change.cards, change.related,
+                                      old_loaded, inputs)
+        files.update(made)
     asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}
-    incoming: dict[str, list[tuple[str, str]]] = {}
-    for other_id, links in related.items():
-        for target, relation in links:
-            incoming.setdefault(target, []).append((other_id, relation))
-    pages: list[Page] = [entry_page(loaded, config, cards, incoming) for loaded in fresh.values()]
-    neighbours: set[str] = set()
-    for entry_id, loaded in fresh.items():
-        old_links = {r.id for r in before[entry_id].entry.related}
-        if cards[entry_id] != cards.old(entry_id) or old_links != {r.id for r in loaded.entry.related}:
-            neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
-    for entry_id in sorted(neighbours - set(fresh)):
-        pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
-    if signature_file_changed:
-        pages.append(diagnose_page(config))
-    renderer = Renderer(config, root, asset_names, inputs.tabs, keep_compiled=True)
     stamp = render_stamp(root, config, asset_names, inputs.tabs, version)
     if signature_file_changed and stamp[0] == stamp[1]:
         raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
-    page_store = RecordStore(root, PAGE_RECORDS)
-    rendered = 0
-    with kept_in(code_store(root), version):
-        for page in pages:
-            # an entry's page may be one an earlier build rendered (an edit undone)
-            key = page_key(page, stamp) if page.template == "entry.html" else None
-            body = page_store.get(key) if key else None
-            if body is None:
-                body = renderer.render(page)
-                rendered += 1
-                if key:
-                    page_store.put(key, body)
-            files[page.path] = body
+    if signature_file_changed:
+        page = diagnose_page(config)
+        files[page.path] = Renderer(config, root, asset_names, inputs.tabs, keep_compiled=True).render(page)
+        rendered += 1
     # the feed: the model's newest entries, ordered again from every entry's dates only when a
     # changed entry's dates changed
     dated = {entry_id: feed_key(loaded.entry.reviewed.isoformat(), loaded.entry.published.isoformat(), entry_id)
@@ -948,6 +931,55 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     if (set(old_top) | set(top)) & set(fresh):
         files["feed.xml"] = atom(config, [fresh[i] if i in fresh else old_loaded(i) for i in top])
     return rendered, top
+
+
+def _related_now(state, model: dict, fresh: dict[str, LoadedEntry]) -> dict[str, list[tuple[str, str]]]:
+    """Every entry's links, the changed ones' as they are now."""
+    related = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
+    related.update({entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in fresh.items()})
+    return related
+
+
+def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry], before: dict[str, LoadedEntry],
+                 cards, related: dict[str, list[tuple[str, str]]], old_loaded,
+                 inputs: _PageInputs) -> tuple[dict[str, bytes], int]:
+    """The entry pages a change shows on: the changed entries' own, and the pages of the entries
+    they link with (either way, before or after) when their card or links changed. Returns them
+    by path, and how many were rendered (the others came from the page cache). Needs nothing the
+    cross-entry checks or signatures.json give: run in the list pages' forked child when there
+    is one. Its renderer has signatures.json at the last build's address, which an entry page
+    does not name (`_render` falls back when a template besides diagnose.html does)."""
+    from .highlight import kept_in
+
+    incoming: dict[str, list[tuple[str, str]]] = {}
+    for other_id, links in related.items():
+        for target, relation in links:
+            incoming.setdefault(target, []).append((other_id, relation))
+    pages: list[Page] = [entry_page(loaded, config, cards, incoming) for loaded in fresh.values()]
+    neighbours: set[str] = set()
+    for entry_id, loaded in fresh.items():
+        old_links = {r.id for r in before[entry_id].entry.related}
+        if cards[entry_id] != cards.old(entry_id) or old_links != {r.id for r in loaded.entry.related}:
+            neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
+    for entry_id in sorted(neighbours - set(fresh)):
+        pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
+    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    stamp = render_stamp(root, config, inputs.asset_names, inputs.tabs, version)
+    page_store = RecordStore(root, PAGE_RECORDS)
+    files: dict[str, bytes] = {}
+    rendered = 0
+    with kept_in(code_store(root), version):
+        for page in pages:
+            # an entry's page may be one an earlier build rendered (an edit undone)
+            key = page_key(page, stamp)
+            body = page_store.get(key) if key else None
+            if body is None:
+                body = renderer.render(page)
+                rendered += 1
+                if key:
+                    page_store.put(key, body)
+            files[page.path] = body
+    return files, rendered
 
 
 def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],

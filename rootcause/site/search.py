@@ -17,6 +17,7 @@ import hashlib
 import math
 import re
 from collections import defaultdict
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -252,14 +253,20 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
     cut where `layout` (the old parts' lengths) and the old consequences say each part is, and
     joined again around the new parts; the same bytes as `assemble_signature_file` of the new
     parts. Returns it and the changed entries' old parts; None when `old` is not laid out as
-    they say, or when an entry gains or loses its signatures or its row (the caller rebuilds)."""
+    they say, or when an entry gains or loses its signatures or its row (the caller rebuilds).
+
+    Every item's end is checked (a comma after each, the bracket after the last), at 10,000
+    entries 20,000 places: their offsets are summed and the bytes there gathered in C."""
     ids, sig_lengths, row_lengths = layout["ids"], layout["sigs"], layout["rows"]
     values = _signature_top(old_consequences)
     keys = sorted([*values, "entries", "signatures"])
-    entry_items = [(i, len(i) + 3 + n) for i, n in zip(ids, row_lengths) if n >= 0]
-    sig_items = [(i, n) for i, n in zip(ids, sig_lengths) if n > 0]
-    lengths = {"entries": 2 + sum(n for _i, n in entry_items) + max(0, len(entry_items) - 1),
-               "signatures": 2 + sum(n for _i, n in sig_items) + max(0, len(sig_items) - 1)}
+    # each entry's item in the two members, by its place in `ids` (-1: it has none there)
+    item_lengths = {"entries": [len(i) + 3 + n if n >= 0 else -1 for i, n in zip(ids, row_lengths)],
+                    "signatures": [n if n > 0 else -1 for n in sig_lengths]}
+    lengths = {}
+    for key, items in item_lengths.items():
+        present = [n for n in items if n >= 0]
+        lengths[key] = 2 + sum(present) + max(0, len(present) - 1)
     if old[:1] != b"{":
         return None
     at, starts = 1, {}
@@ -278,34 +285,43 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
         at += 1
     if at != len(old):
         return None
+    number = {entry_id: n for n, entry_id in enumerate(ids) if entry_id in changed} if changed else {}
+    if len(number) != len(changed):
+        return None
     view = memoryview(old)   # the unchanged runs are joined from here, not copied first
-    closing = {1: ord("}"), 0: ord("]")}
     previous: dict[str, list] = {i: [b"", None] for i in changed}
     pieces: dict[str, list] = {}
-    for key, items, part in (("entries", entry_items, 1), ("signatures", sig_items, 0)):
+    for key, part, opening, closing in (("entries", 1, b"{", b"}"), ("signatures", 0, b"[", b"]")):
         start, end = starts[key], starts[key] + lengths[key]
-        body, cut, place = [], start, start + 1   # the bracket kept, each item then its comma
-        if old[start] != (ord("{") if part else ord("[")) or old[end - 1] != closing[part]:
+        if old[start:start + 1] != opening or old[end - 1:end] != closing:
             return None
-        for entry_id, length in items:
-            if old[place + length] not in (44, closing[part]):   # a comma, or the closing bracket
-                return None   # not where the layout says an item ends
-            if entry_id in changed:
-                old_part = old[place:place + length]
-                new_part = changed[entry_id][part]
-                if new_part is None or (part == 0 and not new_part):
+        items = item_lengths[key]
+        present = [n for n in items if n >= 0]
+        # where each item ends: the first after the opening bracket, each next one after a comma
+        ends = list(accumulate([n + 1 for n in present], initial=start))[1:]
+        if present and bytes(map(old.__getitem__, ends)) != b"," * (len(present) - 1) + closing:
+            return None   # not where the layout says the items end
+        # the place of each changed entry's item among the items present
+        rank = {entry_id: n - items[:n].count(-1) for entry_id, n in number.items() if items[n] >= 0}
+        body, cut = [], start + 1   # the bracket kept, each item then its comma
+        body.append(view[start:start + 1])
+        for entry_id in sorted(rank, key=rank.__getitem__):
+            k = rank[entry_id]
+            place, stop = ends[k] - present[k], ends[k]
+            old_part = old[place:stop]
+            new_part = changed[entry_id][part]
+            if new_part is None or (part == 0 and not new_part):
+                return None
+            if part == 1:
+                head = _entry_item(entry_id, b"")
+                if not old_part.startswith(head):
                     return None
-                if part == 1:
-                    head = _entry_item(entry_id, b"")
-                    if not old_part.startswith(head):
-                        return None
-                    previous[entry_id][1] = old_part[len(head):]
-                    new_part = _entry_item(entry_id, new_part)
-                else:
-                    previous[entry_id][0] = old_part
-                body += [view[cut:place], new_part]
-                cut = place + length
-            place += length + 1
+                previous[entry_id][1] = old_part[len(head):]
+                new_part = _entry_item(entry_id, new_part)
+            else:
+                previous[entry_id][0] = old_part
+            body += [view[cut:place], new_part]
+            cut = stop
         body.append(view[cut:end])
         pieces[key] = body
     for entry_id, (sigs, row) in changed.items():

@@ -443,19 +443,28 @@ def test_a_site_with_a_study_keeps_no_plan(project: Path):
         state.close()
 
 
-def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch):
-    """A summary edit renders the entry's page and the pages linking with it again; their code
-    is what the cache holds from the full build, so no Pygments lexer is built."""
+def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch, tmp_path: Path):
+    """A summary edit renders the entry's page and the pages linking with it again (in the list
+    pages' forked child: a lexer built there is noted in a file); their code is what the cache
+    holds from the full build, so no Pygments lexer is built."""
     from rootcause.site import highlight
 
     highlight.highlight.cache_clear()   # the fixture's build may have found these blocks in memory
     assert not build(project, progress=False, force=True).in_place
-    built, lexer = [], highlight._lexer
-    monkeypatch.setattr(highlight, "_lexer", lambda language: built.append(language) or lexer(language))
+    built, lexer = tmp_path / "lexers-built", highlight._lexer
+
+    def noted(language):
+        with built.open("a", encoding="utf-8") as note:
+            note.write(f"{os.getpid()} {language}\n")
+        return lexer(language)
+
+    monkeypatch.setattr(highlight, "_lexer", noted)
     highlight.highlight.cache_clear()
+    noted("python")   # the note works: this process's own line
     prepend(entry(project, "cuda-out-of-memory"), "summary", "Again.")
     result = build(project, progress=False)
-    assert result.in_place and result.rendered > 1 and built == []
+    assert result.in_place and result.rendered > 1
+    assert built.read_text(encoding="utf-8") == f"{os.getpid()} python\n"
     monkeypatch.undo()
     same_as_cold(project)
 
