@@ -16,8 +16,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from ..cache import Inputs, input_folders
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from ..forked import Alongside
@@ -81,8 +83,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     root = root.resolve()
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
-        walked = None
-        seen: dict = {}   # the walk's stat keys, which the rebuild in place takes as its own
+        walked = None   # (fingerprint, fingerprint of the inputs besides entries, `cache.Inputs`)
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
             if memo is None:
@@ -92,9 +93,9 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                 walking = Alongside(lambda: _walk(root, settings))
                 from ..config import load_config  # noqa: F401
                 last = read_manifest(quick_out, root)
-                *walked, seen = walking.result()
+                walked = walking.result()
             else:
-                walked = input_fingerprints(root, settings, seen)
+                walked = _walk(root, settings)
                 last = read_manifest(quick_out, root)
             if _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
@@ -111,9 +112,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         settings_now = config.model_dump()
         # the walk of the up-to-date test, unless site.yml read in full names other input folders
         if not (walked and same_inputs(settings, settings_now)):
-            seen = {}
-            walked = input_fingerprints(root, settings_now, seen)
-        fingerprint, others = walked
+            walked = _walk(root, settings_now)
+        fingerprint, others, inputs = walked
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
@@ -132,7 +132,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             try:
                 with timings.stage("load"):   # its imports: the entry schema, the renderer
                     from .incremental import rebuild
-                quick = rebuild(root, out, config, fingerprint, others, manifest, intact, timings, seen)
+                quick = rebuild(root, out, config, fingerprint, others, manifest, intact, timings, inputs)
             finally:
                 intact.close()
             if quick is not None:
@@ -157,10 +157,16 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                        time.perf_counter() - started, out=out, **stats)
 
 
-def _walk(root: Path, settings: dict) -> tuple[str, str, dict]:
-    """`input_fingerprints` and the stat keys it saw."""
+def _walk(root: Path, settings: dict) -> tuple[str, str, Inputs]:
+    """`input_fingerprints`, and the inputs the checks read (`cache.Inputs`) with the stat keys
+    that walk saw, for a rebuild in place (the input folders as `settings` name them; the rebuild
+    takes them again if site.yml, read in full, names others)."""
     seen: dict = {}
-    return (*input_fingerprints(root, settings, seen), seen)
+    fingerprints = input_fingerprints(root, settings, seen)
+    folders = input_folders(SimpleNamespace(**{key: value if isinstance(value, str) else None
+                                               for key in ("healthy_logs", "study")
+                                               for value in [settings.get(key)]}))
+    return (*fingerprints, Inputs.take(root, folders, taken=seen))
 
 
 def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:

@@ -430,13 +430,14 @@ def _kept(state, names) -> dict:
 
 
 def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, manifest: dict, intact: Alongside,
-            timings=None, seen: dict | None = None) -> Outcome | None:
+            timings=None, inputs: Inputs | None = None) -> Outcome | None:
     """Rebuild `out` for the entry files changed since the last build, or None when only a
     full build can (see the module's docstring). `fingerprint` and `others`: the inputs'
     (`stamps.input_fingerprints`), taken before the output's lock, which the caller holds;
     `manifest`: the state of the last build (`write.read_manifest`, read under that lock);
     `intact`: `write.output_intact` of it, being proven (nothing is written before its answer);
-    `seen`: the stat keys of that walk (what the model is compared with)."""
+    `inputs`: the inputs that walk saw (`builder._walk`; taken again if site.yml names other
+    input folders), their stat keys what the model is compared with."""
     from ..timings import OFF
 
     state = open_state(out, root)
@@ -444,7 +445,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, manife
         return None
     try:
         with paused():   # the model is millions of small objects (see `collector`)
-            return _rebuild(root, out, config, fingerprint, others, state, manifest, intact, timings or OFF, seen)
+            return _rebuild(root, out, config, fingerprint, others, state, manifest, intact, timings or OFF, inputs)
     except (_Fallback, CorruptIndex, KeyError, IndexError, TypeError, ValueError, OSError) as exc:
         # a model this code cannot read is never trusted, and a file of the site that cannot be
         # read back (gone since it was checked) is rewritten: the full build runs
@@ -456,7 +457,7 @@ def rebuild(root: Path, out: Path, config, fingerprint: str, others: str, manife
 
 
 def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state, manifest: dict,
-             intact: Alongside, timings, seen) -> Outcome:
+             intact: Alongside, timings, inputs: Inputs | None) -> Outcome:
     with timings.stage("load"):
         model = _json(state, "model")
         version = build_version()
@@ -466,7 +467,9 @@ def _rebuild(root: Path, out: Path, config, fingerprint: str, others: str, state
                         for name in ("buckets", "index_buckets")) or not isinstance(model.get("ids"), list) or \
                 not isinstance(model.get("feed"), list):
             raise _Fallback("the model was made by other code or for other inputs")
-        now = Inputs.take(root, input_folders(config), taken=seen)   # taken before any entry was read
+        folders = input_folders(config)
+        # taken before any entry was read
+        now = inputs if inputs is not None and inputs.folders == folders else Inputs.take(root, folders)
         old_entries = _by_entry(state, model, "entries")
         by_path = {row[0]: entry_id for entry_id, row in old_entries.items()}
         present = {name for name in now.stats if name.startswith("entries/") and name != "entries/"}

@@ -293,7 +293,7 @@ def test_the_inputs_walked_here_when_their_child_dies(project: Path, monkeypatch
     """A command-line build walks its inputs in a forked child while it imports the schema: one
     that dies leaves the walk to the building process, whose fingerprint and stat keys are the
     same (the edit is found, the rebuild runs in place, and the next build has nothing to do)."""
-    from rootcause.cache import stat_key
+    from rootcause.cache import Inputs, stat_key
     from rootcause.site import builder
 
     parent, walk = os.getpid(), builder.input_fingerprints
@@ -312,9 +312,14 @@ def test_the_inputs_walked_here_when_their_child_dies(project: Path, monkeypatch
     same_as_cold(project)
     monkeypatch.undo()
     assert build(project, progress=False).up_to_date
-    seen: dict = {}
-    assert builder._walk(project.resolve(), {}) == (*walk(project.resolve(), {}, seen), seen)
-    assert seen[str(project.resolve() / "site.yml")] == stat_key(project / "site.yml")
+    root = project.resolve()
+    settings = {"healthy_logs": "tests/logs/healthy", "study": ["not", "a", "folder"]}   # the latter no folder name
+    fingerprint, others, inputs = builder._walk(root, settings)
+    assert (fingerprint, others) == walk(root, {"healthy_logs": "tests/logs/healthy"})
+    assert inputs.folders == [["tests/logs/healthy", ""]]
+    assert inputs.stats == Inputs.take(root, [["tests/logs/healthy", ""]]).stats
+    assert inputs.stats["site.yml"] == stat_key(project / "site.yml")
+    assert sum(name.startswith("tests/logs/healthy/") for name in inputs.stats) > 3
 
 
 def test_list_pages_without_fork(project: Path, monkeypatch):
