@@ -84,6 +84,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
         walked = None   # (fingerprint, fingerprint of the inputs besides entries, `cache.Inputs`)
+        last, quick_out = None, None   # the last build's state, as read for the test, and for where
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
             if memo is None:
@@ -106,7 +107,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if config is None:
             raise RootcauseError(problems)
         out = (out or root / config.output).resolve()
-        problems = check_output_folder(out, root)
+        problems = check_output_folder(out, root, last if out == quick_out else None)
         if problems:
             raise RootcauseError(problems)
         settings_now = config.model_dump()
@@ -120,7 +121,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         manifest = {} if force else read_manifest(out, root)
         if not force and _up_to_date(manifest, out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
-        problems = check_output_folder(out, root)
+        problems = check_output_folder(out, root, None if force else manifest)
         if problems:
             raise RootcauseError(problems)
         remove_leftovers(out)

@@ -554,13 +554,14 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         # a card moved, from every card planned again; it is the longest piece of the rebuild, so
         # it starts first, and is reaped unused if the checks below find something to report);
         # no card changed, no list page can
-        lists = Alongside(lambda: (_list_pages(state, model, config, root, cards.new, pages_in),
-                                   _entry_pages(root, config, version, fresh, before, cards,
-                                                _related_now(state, model, fresh), old_loaded, pages_in))) \
-            if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
-    try:
+        # every entry's links as the last build had them: read before the child is forked, which
+        # takes them from here
         related = {entry_id: [tuple(link) for link in links]
                    for entry_id, links in _by_entry(state, model, "related").items()}
+        lists = Alongside(lambda: _pages_beside(state, model, config, root, version, fresh, before, cards, related,
+                                                old_loaded, pages_in)) \
+            if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
+    try:
         old_consequences = consequences_of(related)
         with timings.stage("cross-check"):
             links_changed = False
@@ -936,16 +937,22 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
     return rendered, top
 
 
-def _related_now(state, model: dict, fresh: dict[str, LoadedEntry]) -> dict[str, list[tuple[str, str]]]:
-    """Every entry's links, the changed ones' as they are now."""
-    related = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
-    related.update({entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in fresh.items()})
-    return related
+def _pages_beside(state, model: dict, config, root: Path, version: str, fresh: dict[str, LoadedEntry],
+                  before: dict[str, LoadedEntry], cards, related: dict[str, list[tuple[str, str]]], old_loaded,
+                  inputs: _PageInputs) -> tuple[tuple, tuple[dict[str, bytes], int]]:
+    """What the forked child makes beside the rebuild: the list pages (`_list_pages`) and the
+    entry pages (`_entry_pages`; `related`: the links as the last build had them), with one
+    renderer."""
+    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    now = {**related, **{entry_id: [(r.id, r.relation) for r in loaded.entry.related]
+                         for entry_id, loaded in fresh.items()}}
+    return (_list_pages(state, model, config, root, cards.new, inputs, renderer),
+            _entry_pages(root, config, version, fresh, before, cards, now, old_loaded, inputs, renderer))
 
 
 def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry], before: dict[str, LoadedEntry],
                  cards, related: dict[str, list[tuple[str, str]]], old_loaded,
-                 inputs: _PageInputs) -> tuple[dict[str, bytes], int]:
+                 inputs: _PageInputs, renderer: Renderer | None = None) -> tuple[dict[str, bytes], int]:
     """The entry pages a change shows on: the changed entries' own, and the pages of the entries
     they link with (either way, before or after) when their card or links changed. Returns them
     by path, and how many were rendered (the others came from the page cache). Needs nothing the
@@ -966,7 +973,7 @@ def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry]
             neighbours |= old_links | {r.id for r in loaded.entry.related} | {o for o, _r in incoming.get(entry_id, [])}
     for entry_id in sorted(neighbours - set(fresh)):
         pages.append(entry_page(old_loaded(entry_id), config, cards, incoming))
-    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    renderer = renderer or Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
     stamp = render_stamp(root, config, inputs.asset_names, inputs.tabs, version)
     page_store = RecordStore(root, PAGE_RECORDS)
     files: dict[str, bytes] = {}
@@ -985,8 +992,8 @@ def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry]
     return files, rendered
 
 
-def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
-                inputs: _PageInputs) -> tuple[dict[str, bytes], set[str], int, dict[str, bytes] | None]:
+def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card], inputs: _PageInputs,
+                renderer: Renderer | None = None) -> tuple[dict[str, bytes], set[str], int, dict[str, bytes] | None]:
     """Every list page whose context a changed card changed, rendered, and the sitemap if what it
     lists changed: ({path: bytes}, the list pages the change does away with (the last of a list
     that got shorter), how many pages were rendered, the model's new plan sections or None when
@@ -1002,7 +1009,7 @@ def _list_pages(state, model: dict, config, root: Path, new: dict[str, Card],
     moved = [i for i in new if new[i] != known.old(i)]
     if not moved:
         return {}, set(), 0, None
-    renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
+    renderer = renderer or Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
     plan = _json(state, "plan")
     # every list holds the same cards in the same places as before: a page changed exactly when
     # it shows a changed card

@@ -100,7 +100,9 @@ def file_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:32]
 
 
-def check_output_folder(out: Path, root: Path) -> list[Diagnostic]:
+def check_output_folder(out: Path, root: Path, state: dict | None = None) -> list[Diagnostic]:
+    """E050 when `out` cannot be the output folder. `state`: what `read_manifest` gave for it
+    just before, if the caller read it (not read again)."""
     out = out.resolve()
     root = root.resolve()
     shown = out.as_posix()
@@ -110,7 +112,8 @@ def check_output_folder(out: Path, root: Path) -> list[Diagnostic]:
     if out.exists() and not out.is_dir():
         return [Diagnostic(shown, 1, 1, "E050", "the output path exists and is not a folder",
                            "remove it or choose another output folder")]
-    if out.is_dir() and any(out.iterdir()) and not read_manifest(out, root) and not looks_built(out):
+    if out.is_dir() and any(out.iterdir()) and not (state if state is not None else read_manifest(out, root)) and \
+            not looks_built(out):
         return [Diagnostic(shown, 1, 1, "E050", "the output folder is not empty and was not written by rootcause",
                            "choose an empty or new folder; rootcause replaces its output folder completely")]
     return []
