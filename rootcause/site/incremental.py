@@ -554,14 +554,12 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         # a card moved, from every card planned again; it is the longest piece of the rebuild, so
         # it starts first, and is reaped unused if the checks below find something to report);
         # no card changed, no list page can
-        # every entry's links as the last build had them: read before the child is forked, which
-        # takes them from here
-        related = {entry_id: [tuple(link) for link in links]
-                   for entry_id, links in _by_entry(state, model, "related").items()}
-        lists = Alongside(lambda: _pages_beside(state, model, config, root, version, fresh, before, cards, related,
+        lists = Alongside(lambda: _pages_beside(state, model, config, root, version, fresh, before, cards,
                                                 old_loaded, pages_in)) \
             if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
+        related = {entry_id: [tuple(link) for link in links]
+                   for entry_id, links in _by_entry(state, model, "related").items()}
         old_consequences = consequences_of(related)
         with timings.stage("cross-check"):
             links_changed = False
@@ -938,14 +936,14 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
 
 
 def _pages_beside(state, model: dict, config, root: Path, version: str, fresh: dict[str, LoadedEntry],
-                  before: dict[str, LoadedEntry], cards, related: dict[str, list[tuple[str, str]]], old_loaded,
+                  before: dict[str, LoadedEntry], cards, old_loaded,
                   inputs: _PageInputs) -> tuple[tuple, tuple[dict[str, bytes], int]]:
     """What the forked child makes beside the rebuild: the list pages (`_list_pages`) and the
-    entry pages (`_entry_pages`; `related`: the links as the last build had them), with one
-    renderer."""
+    entry pages (`_entry_pages`, with every entry's links read here: forked first, the child
+    ends sooner reading them itself than waiting for the parent to), with one renderer."""
     renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
-    now = {**related, **{entry_id: [(r.id, r.relation) for r in loaded.entry.related]
-                         for entry_id, loaded in fresh.items()}}
+    now = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
+    now.update({entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in fresh.items()})
     return (_list_pages(state, model, config, root, cards.new, inputs, renderer),
             _entry_pages(root, config, version, fresh, before, cards, now, old_loaded, inputs, renderer))
 
