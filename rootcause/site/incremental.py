@@ -912,11 +912,11 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
         made, rendered = _entry_pages(root, config, version, fresh, change.before, change.cards, change.related,
                                       old_loaded, inputs)
         files.update(made)
-    asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}
-    stamp = render_stamp(root, config, asset_names, inputs.tabs, version)
-    if signature_file_changed and stamp[0] == stamp[1]:
-        raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
     if signature_file_changed:
+        asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}
+        stamp = render_stamp(root, config, asset_names, inputs.tabs, version)
+        if stamp[0] == stamp[1]:
+            raise _Fallback("a template besides diagnose.html names signatures.json: every page changes with it")
         page = diagnose_page(config)
         files[page.path] = Renderer(config, root, asset_names, inputs.tabs, keep_compiled=True).render(page)
         rendered += 1

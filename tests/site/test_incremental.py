@@ -474,6 +474,28 @@ def test_pages_rendered_again_in_place_build_no_lexer(project: Path, monkeypatch
     same_as_cold(project)
 
 
+def test_a_theme_naming_signatures_json_outside_the_diagnose_page_takes_the_full_build(project: Path):
+    """Only the diagnose page may name signatures.json (its address, with the file's hash, changes
+    with any entry): with a site template that names it too, every page would change, and a
+    summary edit takes the full build, which renders them all."""
+    from rootcause.files import bundled_theme
+
+    templates = project / "mytheme" / "templates"
+    templates.mkdir(parents=True)
+    entry_html = (bundled_theme() / "templates" / "entry.html").read_text(encoding="utf-8")
+    (templates / "entry.html").write_text(entry_html.replace(
+        "{% block content %}", "{% block content %}<!-- {{ assets['signatures.json'] }} -->", 1), encoding="utf-8")
+    settings = project / "site.yml"
+    settings.write_text(settings.read_text(encoding="utf-8") + "theme: mytheme\n", encoding="utf-8")
+    assert not build(project, progress=False).in_place
+    prepend(entry(project, "cuda-out-of-memory"), "summary", "Named.")
+    result = build(project, progress=False)
+    assert not result.in_place
+    page = (project / "site" / "entries" / "nccl-watchdog-collective-timeout" / "index.html").read_text(encoding="utf-8")
+    assert "search/signatures.json?v=" in page
+    same_as_cold(project)
+
+
 def test_a_doc_shard_changed_by_hand_under_its_old_time_is_not_trusted(project: Path):
     """A changed entry's doc shard is the last build's file with its row replaced: a file that is
     no longer what that build wrote (its time put back, so the site looks intact) is not spliced."""
