@@ -268,21 +268,27 @@ def test_check_between_edit_and_build_keeps_the_rebuild_in_place(project: Path):
     assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Checked first.")
 
 
-def test_list_pages_done_here_when_their_child_dies(project: Path, monkeypatch):
-    """The list pages are planned and rendered in a forked child: one that dies (killed, out of
-    memory) leaves the work to the rebuilding process, which writes the same site."""
-    from rootcause.site import incremental
-
-    parent, planned = os.getpid(), incremental._list_pages
-    calls = []
+def dying_in_a_child(work, calls: list):
+    """`work`, which ends any forked child that runs it (as if killed), and notes each call
+    made in this process in `calls`."""
+    parent = os.getpid()
 
     def dies_in_the_child(*args):
         if os.getpid() != parent:
             os._exit(9)
         calls.append(True)
-        return planned(*args)
+        return work(*args)
 
-    monkeypatch.setattr(incremental, "_list_pages", dies_in_the_child)
+    return dies_in_the_child
+
+
+def test_list_pages_done_here_when_their_child_dies(project: Path, monkeypatch):
+    """The list pages are planned and rendered in a forked child: one that dies (killed, out of
+    memory) leaves the work to the rebuilding process, which writes the same site."""
+    from rootcause.site import incremental
+
+    calls: list = []
+    monkeypatch.setattr(incremental, "_list_pages", dying_in_a_child(incremental._list_pages, calls))
     prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Done here.")
     result = build(project, progress=False)
     assert result.in_place and calls == [True]
@@ -296,16 +302,8 @@ def test_the_inputs_walked_here_when_their_child_dies(project: Path, monkeypatch
     from rootcause.cache import Inputs, stat_key
     from rootcause.site import builder
 
-    parent, walk = os.getpid(), builder.input_fingerprints
-    calls = []
-
-    def dies_in_the_child(*args):
-        if os.getpid() != parent:
-            os._exit(9)
-        calls.append(True)
-        return walk(*args)
-
-    monkeypatch.setattr(builder, "input_fingerprints", dies_in_the_child)
+    walk, calls = builder.input_fingerprints, []
+    monkeypatch.setattr(builder, "input_fingerprints", dying_in_a_child(walk, calls))
     prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Walked here.")
     result = build(project, progress=False)
     assert result.in_place and calls == [True]
