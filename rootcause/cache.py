@@ -509,7 +509,12 @@ def _write_atomically(folder: Path, name: str, parts) -> None:
 def _prune_shared(folder: Path) -> None:
     """Remove the shared sections that no cache file in `folder` names and that were neither
     written nor kept in the last PRUNE_AFTER_S seconds (a build writing its file meanwhile may
-    name them yet); the temporary files of dead writers go too."""
+    name them yet); the temporary files of dead writers go too.
+
+    A section is content-addressed: a build may write one again (a value it had two edits ago)
+    while this runs, and name it in a state file this has not read. So the cache files are read
+    first and the sections listed after, and a section is removed only if it is still the file
+    listed (same inode, same time): one written again since is new, and young."""
     if not CAN_SHARE:
         return
     try:   # the folder itself, never one a link there points to
@@ -518,33 +523,47 @@ def _prune_shared(folder: Path) -> None:
     except OSError:
         return
     try:
+        named = _named_sections(folder)
         with os.scandir(shared) as found:
-            candidates = [(e.name, e.stat(follow_symlinks=False).st_mtime) for e in found]
-        named: set[str] = set()
-        for entry in os.scandir(folder) if candidates else ():
-            if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
-                continue
-            try:
-                fd = os.open(entry.path, _OPEN_FLAGS)
-                try:
-                    header, _start = _header(fd)
-                finally:
-                    os.close(fd)
-                named.update(item[2] for item in header.get("sections", [])
-                             if isinstance(item, list) and len(item) == 4 and isinstance(item[2], str))
-            except (OSError, ValueError, TypeError, RecursionError):
-                continue
-        old = time.time() - PRUNE_AFTER_S
-        for name, mtime in candidates:
-            if name not in named and mtime < old:
-                try:
-                    os.unlink(name, dir_fd=shared)
-                except OSError:
-                    pass
+            listed = [(e.name, e.stat(follow_symlinks=False)) for e in found]
+        _remove_unnamed(shared, listed, named, time.time() - PRUNE_AFTER_S)
     except OSError:
         return
     finally:
         os.close(shared)
+
+
+def _named_sections(folder: Path) -> set[str]:
+    """The shared sections the cache files in `folder` name."""
+    named: set[str] = set()
+    for entry in os.scandir(folder):
+        if entry.name.startswith(".") or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            fd = os.open(entry.path, _OPEN_FLAGS)
+            try:
+                header, _start = _header(fd)
+            finally:
+                os.close(fd)
+            named.update(item[2] for item in header.get("sections", [])
+                         if isinstance(item, list) and len(item) == 4 and isinstance(item[2], str))
+        except (OSError, ValueError, TypeError, RecursionError):
+            continue
+    return named
+
+
+def _remove_unnamed(shared: int, listed: list[tuple[str, os.stat_result]], named: set[str], old: float) -> None:
+    """Unlink each listed file of the sections folder (`shared`, a descriptor) that is not
+    `named` and was modified before `old`, unless it is no longer the file listed."""
+    for name, st in listed:
+        if name in named or st.st_mtime >= old:
+            continue
+        try:
+            now = os.stat(name, dir_fd=shared, follow_symlinks=False)
+            if (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns):
+                os.unlink(name, dir_fd=shared)
+        except OSError:
+            pass
 
 
 # -- records by key (the build cache) ----------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,33 @@ def test_records_used_by_other_processes_are_kept_for_idle_days(tmp_path: Path):
     assert sorted(p.name for p in folder.iterdir()) == ["a" * 40, "c" * 40]
     # without idle_days, what this store did not use goes, however recent
     assert cache.RecordStore(tmp_path, "build-code").prune() == 2
+
+
+def test_a_section_written_again_while_pruning_stays(tmp_path: Path):
+    """Sections are content-addressed, so a build may write one again (a value it had two edits
+    ago) while another process prunes, and name it in a state file the pruner has not read. A
+    rebuild at 10,000 entries lost its state this way once in a few dozen edits, and the next
+    build was a full one. The pruner reads the cache files before it lists the sections, and
+    removes a section only if it is still the file it listed."""
+    assert _write(tmp_path, small=SMALL, big=BIG)
+    assert _write(tmp_path, small=SMALL, big=BIG[::-1])   # BIG is no longer named
+    section = _shared(tmp_path) / hashlib.sha256(BIG).hexdigest()
+    old = section.stat().st_mtime - cache.PRUNE_AFTER_S - 5
+    os.utime(section, (old, old))
+    folder = tmp_path / cache.CACHE_FOLDER
+    named = cache._named_sections(folder)
+    assert section.name not in named
+    shared = os.open(_shared(tmp_path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        listed = [(e.name, e.stat(follow_symlinks=False)) for e in os.scandir(_shared(tmp_path))]
+        # between the listing and the removal, another build writes BIG again and names it
+        assert cache.write_cache(tmp_path, "test-file", KIND, {"format": 1}, {"small": SMALL, "big": BIG},
+                                 per_record=("records",), prune=False)
+        cache._remove_unnamed(shared, listed, named, time.time() - cache.PRUNE_AFTER_S)
+    finally:
+        os.close(shared)
+    assert _read(tmp_path).section("big") == BIG
+    # listed as it still is, unnamed and old: removed
+    os.utime(section, (old, old))
+    assert _write(tmp_path, small=SMALL, big=BIG[::-1])
+    assert not section.exists()
