@@ -53,6 +53,7 @@ from .render import Card, Page, Renderer, aggregate_pages, card_lists, diagnose_
 from .search import (
     MANIFEST,
     SIGNATURES,
+    consequences_in,
     consequences_of,
     doc_row,
     doc_shard,
@@ -375,9 +376,47 @@ class _Change:
     fresh: dict[str, LoadedEntry]       # by id, as the files are now
     before: dict[str, LoadedEntry]      # the same, as the last build had them
     entries: dict[str, list]            # the model's rows: path, stat key, record key, reviewed, published
-    related: dict[str, list[tuple[str, str]]]   # every entry's links, the changed ones' new
+    related: _Links                             # every entry's links, the changed ones' new
     old_loaded: Callable[[str], LoadedEntry]    # an unchanged entry from the build cache
     cards: _Cards                               # every card, the changed ones' new, read as asked for
+
+
+class _Links:
+    """Every entry's links, (target, relation) pairs: the changed entries' as they are now, the
+    others' as the model has them, read a bucket at a time as they are asked for. A summary edit
+    needs the changed entries' buckets alone; every link is read only for a step that needs them
+    all (a link or a signature changed, or the entry pages are rendered in this process)."""
+
+    def __init__(self, state, model: dict, fresh: dict[str, LoadedEntry]):
+        self._state, self._model = state, model
+        self.now = {entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in fresh.items()}
+        self._buckets: dict[int, dict] = {}
+        self._every: dict[bool, dict] = {}
+
+    def before(self, entry_id: str) -> list[tuple[str, str]]:
+        """The entry's links as the last build had them."""
+        row = self._bucket(bucket(entry_id, self._model["buckets"])).get(entry_id)
+        if not isinstance(row, list):
+            raise _Fallback(f"no links of {entry_id} in the model")
+        return [tuple(link) for link in row]
+
+    def __getitem__(self, entry_id: str) -> list[tuple[str, str]]:
+        return self.now[entry_id] if entry_id in self.now else self.before(entry_id)
+
+    def every(self, before: bool = False) -> dict[str, list[tuple[str, str]]]:
+        """Every entry's links, in the catalog's order (`before`: the changed ones' too as they were)."""
+        if before not in self._every:
+            links = {entry_id: [tuple(link) for link in row]
+                     for entry_id, row in _by_entry(self._state, self._model, "related").items()}
+            if not before:
+                links.update(self.now)
+            self._every[before] = links
+        return self._every[before]
+
+    def _bucket(self, k: int) -> dict:
+        if k not in self._buckets:
+            self._buckets[k] = _bucket_rows(self._state, "related", k)
+        return self._buckets[k]
 
 
 class _Fallback(Exception):
@@ -558,21 +597,17 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
                                                 old_loaded, pages_in)) \
             if any(card != cards.old(entry_id) for entry_id, card in cards.new.items()) else None
     try:
-        related = {entry_id: [tuple(link) for link in links]
-                   for entry_id, links in _by_entry(state, model, "related").items()}
-        old_consequences = consequences_of(related)
+        related = _Links(state, model, fresh)
         with timings.stage("cross-check"):
             links_changed = False
             for entry_id, loaded in fresh.items():
-                links = [(r.id, r.relation) for r in loaded.entry.related]
-                links_changed |= links != related[entry_id]
-                related[entry_id] = links
+                links_changed |= related[entry_id] != related.before(entry_id)
                 if any(r.id == entry_id or r.id not in old_entries for r in loaded.entry.related):
                     raise _Fallback(f"{entry_id} links to itself or to no entry")
             # E035 and E036 read an entry's signatures (examples included) and its links alone: an
             # edit that kept both, in every changed entry, cannot change what they report
             if any(_matching_changed(loaded, before[entry_id]) for entry_id, loaded in fresh.items()) and \
-                    (_collides(state, model, fresh, related, old_loaded) or _healthy_match(root, config, fresh)):
+                    (_collides(state, model, fresh, related.every(), old_loaded) or _healthy_match(root, config, fresh)):
                 raise _Fallback("a changed signature collides or matches a healthy log")
 
         files: dict[str, bytes] = {}
@@ -580,10 +615,15 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
         with timings.stage("index"):
             # signatures.json: the last one, its changed entries' parts put in place of the old
             parts = {entry_id: signature_parts(loaded) for entry_id, loaded in fresh.items()}
-            consequences = consequences_of(related) if links_changed else old_consequences
+            old_signature_file = _site_file(out, manifest, SIGNATURES)
+            # the declared consequences: those the last signatures.json holds, unless a link changed
+            if links_changed:
+                old_consequences, consequences = consequences_of(related.every(before=True)), \
+                    consequences_of(related.every())
+            else:
+                old_consequences = consequences = consequences_in(old_signature_file)
             layout = _json(state, "siglayout")
-            spliced = splice_signature_file(_site_file(out, manifest, SIGNATURES), layout, old_consequences,
-                                            consequences, parts)
+            spliced = splice_signature_file(old_signature_file, layout, old_consequences, consequences, parts)
             if spliced is None:
                 raise _Fallback("signatures.json is not laid out as the model says")
             signature_file, old_parts = spliced
@@ -909,8 +949,8 @@ def _render(root: Path, config, version: str, signature_digest: str, signature_f
 
     rendered = 0
     if entry_pages:
-        made, rendered = _entry_pages(root, config, version, fresh, change.before, change.cards, change.related,
-                                      old_loaded, inputs)
+        made, rendered = _entry_pages(root, config, version, fresh, change.before, change.cards,
+                                      change.related.every(), old_loaded, inputs)
         files.update(made)
     if signature_file_changed:
         asset_names = {**inputs.asset_names, "signatures.json": signature_address(signature_digest)}

@@ -201,6 +201,21 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
     return {cause: sorted(ids) for cause, ids in sorted(found.items())}
 
 
+def consequences_in(signature_file: bytes) -> dict[str, list[str]]:
+    """The declared consequences a signatures.json holds (its first member, keys being sorted:
+    read without parsing the 13 MB after it at 10,000 entries); {} when it is not laid out so
+    (`splice_signature_file` then refuses the file, its top being checked whole)."""
+    head = b'{"consequences":'
+    end = signature_file.find(b',"decoration":', len(head))
+    if not signature_file.startswith(head) or end < 0:
+        return {}
+    try:
+        found = jsonbytes.loads(signature_file[len(head):end])
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     """signatures.json's members besides the entries and their signatures, as JSON text."""
     top = {

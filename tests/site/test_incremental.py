@@ -96,6 +96,29 @@ def test_a_summary_edit_is_rebuilt_in_place(project: Path):
     assert build(project, progress=False).up_to_date
 
 
+def test_every_link_is_read_only_when_a_step_needs_them_all(project: Path, monkeypatch):
+    """A summary edit reads the links of the changed entry's bucket alone (the consequences come
+    from the last signatures.json); an edit of a link reads them all, before and after."""
+    from rootcause.site import incremental
+
+    read, by_entry = [], incremental._by_entry
+    monkeypatch.setattr(incremental, "_by_entry", lambda state, model, kind: read.append(kind) or
+                        by_entry(state, model, kind))
+    monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(OSError("no fork: every step here")))
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Links untouched.")
+    result = build(project, progress=False)
+    assert result.in_place and read.count("related") == 1   # the entry pages, rendered here, need them all
+    same_as_cold(project)
+    read.clear()
+    monkeypatch.undo()
+    monkeypatch.setattr(incremental, "_by_entry", lambda state, model, kind: read.append(kind) or
+                        by_entry(state, model, kind))
+    prepend(entry(project, "cuda-out-of-memory"), "summary", "Links untouched, child forked.")
+    result = build(project, progress=False)
+    assert result.in_place and "related" not in read   # the child reads them for the entry pages, not this process
+    same_as_cold(project)
+
+
 def test_prose_only_on_its_page_writes_one_page(project: Path, monkeypatch):
     from rootcause.site import incremental
 

@@ -61,3 +61,16 @@ def test_a_file_not_laid_out_as_the_model_says_is_refused(bundled):
             (old, layout, consequences, {symptom: (b'{"steps":[]}', b'["t"]')}),   # gains signatures
             (old, layout, consequences, {one: (b"", None)})]:                  # loses them
         assert search.splice_signature_file(file, told, consequences_told, consequences, changed) is None
+
+
+def test_the_consequences_are_read_from_the_head_of_the_file(bundled):
+    """A rebuild whose edit kept every link takes the declared consequences from the last
+    signatures.json (its first member) instead of reading every entry's links."""
+    parts, related = bundled
+    consequences = search.consequences_of(related)
+    assert consequences   # the bundled entries declare some
+    file = search.assemble_signature_file(parts, consequences)
+    assert search.consequences_in(file) == consequences
+    assert search.consequences_in(search.assemble_signature_file(parts, {})) == {}
+    for damaged in (file[1:], b'{"consequences":[1]' + file[file.index(b',"decoration":'):], b"", b'{"consequences":{'):
+        assert search.consequences_in(damaged) == {}
