@@ -100,12 +100,7 @@ class RootcauseRounds:
             self.full.append(r)
             print(f"  rootcause full build {i + 1}/{repeat}: {fmt_s(r.seconds)}, CPU {fmt_s(r.cpu_seconds)}, "
                   f"{fmt_mb(r.peak_kb)}", file=sys.stderr, flush=True)
-            # a rebuild that does not skip says why on standard error, shown in the warning below
-            r = check(run(rootcause_cmd(project, out, force=False), env={**env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}),
-                      "rootcause rebuild")
-            if "up to date" not in r.stdout:
-                print(f"  WARNING: a rebuild with nothing changed did not skip the build: {r.stdout.strip()} "
-                      f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
+            r = self._rebuild("up to date", "a rebuild with nothing changed did not skip the build")
             self.nochange.append((r, inner_seconds(r.stdout)))
             # one entry changed: its summary (the entry page, list pages and search shards depend
             # on it), `edits` times in a row, each edit another text
@@ -114,11 +109,7 @@ class RootcauseRounds:
             for k in range(self.edits):
                 entry.write_text(original.replace(f"\nsummary: {quote}", f"\nsummary: {quote}Edited {i}.{k}. ", 1),
                                  encoding="utf-8")
-                r = check(run(rootcause_cmd(project, out, force=False), env={**env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}),
-                          "rootcause one-entry rebuild")
-                if "in place" not in r.stdout:
-                    print(f"  WARNING: the one-entry rebuild was a full build: {r.stdout.strip()} "
-                          f"{r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
+                r = self._rebuild("in place", "the one-entry rebuild was a full build")
                 self.onechange.append((r, inner_seconds(r.stdout)))
                 times.append(r.seconds)
             self.first_edits.append(times[0])
@@ -126,6 +117,15 @@ class RootcauseRounds:
                   f"one entry {', '.join(fmt_s(t) for t in times)}", file=sys.stderr, flush=True)
         finally:
             entry.write_text(original, encoding="utf-8")
+
+    def _rebuild(self, expected: str, warning: str):
+        """The build command again, without `--force`; a warning when its summary does not say
+        `expected` (a rebuild that falls back says why on standard error, shown with it)."""
+        r = check(run(rootcause_cmd(self.project, self.out, force=False),
+                      env={**self.env, "ROOTCAUSE_EXPLAIN_REBUILD": "1"}), "rootcause rebuild")
+        if expected not in r.stdout:
+            print(f"  WARNING: {warning}: {r.stdout.strip()} {r.stderr.strip()[-300:]}", file=sys.stderr, flush=True)
+        return r
 
     def result(self) -> dict:
         full, nochange, onechange, out = self.full, self.nochange, self.onechange, self.out
