@@ -87,17 +87,14 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         last, quick_out = None, None   # the last build's state, as read for the test, and for where
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
-            if memo is None:
-                # a fresh process: the walk (an lstat per input) runs in a forked child while this
-                # one imports what any build past this test needs (the config's schema); with
-                # nothing to do, that import was spent on the other core
-                walking = Alongside(lambda: _walk(root, settings))
+            # a fresh process: the walk (an lstat per input) runs in a forked child while this one
+            # imports what any build past this test needs (the config's schema); with nothing to
+            # do, that import was spent on the other core
+            walking = Alongside(lambda: _walk(root, settings)) if memo is None else None
+            if walking is not None:
                 from ..config import load_config  # noqa: F401
-                last = read_manifest(quick_out, root)
-                walked = walking.result()
-            else:
-                walked = _walk(root, settings)
-                last = read_manifest(quick_out, root)
+            last = read_manifest(quick_out, root)
+            walked = walking.result() if walking is not None else _walk(root, settings)
             if _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config

@@ -982,10 +982,9 @@ def _pages_beside(state, model: dict, config, root: Path, version: str, fresh: d
     entry pages (`_entry_pages`, with every entry's links read here: forked first, the child
     ends sooner reading them itself than waiting for the parent to), with one renderer."""
     renderer = Renderer(config, root, inputs.asset_names, inputs.tabs, keep_compiled=True)
-    now = {entry_id: [tuple(link) for link in links] for entry_id, links in _by_entry(state, model, "related").items()}
-    now.update({entry_id: [(r.id, r.relation) for r in loaded.entry.related] for entry_id, loaded in fresh.items()})
     return (_list_pages(state, model, config, root, cards.new, inputs, renderer),
-            _entry_pages(root, config, version, fresh, before, cards, now, old_loaded, inputs, renderer))
+            _entry_pages(root, config, version, fresh, before, cards, _Links(state, model, fresh).every(), old_loaded,
+                         inputs, renderer))
 
 
 def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry], before: dict[str, LoadedEntry],

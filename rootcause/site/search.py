@@ -278,10 +278,8 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
     # each entry's item in the two members, by its place in `ids` (-1: it has none there)
     item_lengths = {"entries": [len(i) + 3 + n if n >= 0 else -1 for i, n in zip(ids, row_lengths)],
                     "signatures": [n if n > 0 else -1 for n in sig_lengths]}
-    lengths = {}
-    for key, items in item_lengths.items():
-        present = [n for n in items if n >= 0]
-        lengths[key] = 2 + sum(present) + max(0, len(present) - 1)
+    present = {key: [n for n in items if n >= 0] for key, items in item_lengths.items()}   # in file order
+    lengths = {key: 2 + sum(items) + max(0, len(items) - 1) for key, items in present.items()}
     if old[:1] != b"{":
         return None
     at, starts = 1, {}
@@ -310,19 +308,17 @@ def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences:
         start, end = starts[key], starts[key] + lengths[key]
         if old[start:start + 1] != opening or old[end - 1:end] != closing:
             return None
-        items = item_lengths[key]
-        present = [n for n in items if n >= 0]
+        items, lengths_here = item_lengths[key], present[key]
         # where each item ends: the first after the opening bracket, each next one after a comma
-        ends = list(accumulate([n + 1 for n in present], initial=start))[1:]
-        if present and bytes(map(old.__getitem__, ends)) != b"," * (len(present) - 1) + closing:
+        ends = list(accumulate([n + 1 for n in lengths_here], initial=start))[1:]
+        if lengths_here and bytes(map(old.__getitem__, ends)) != b"," * (len(lengths_here) - 1) + closing:
             return None   # not where the layout says the items end
         # the place of each changed entry's item among the items present
         rank = {entry_id: n - items[:n].count(-1) for entry_id, n in number.items() if items[n] >= 0}
-        body, cut = [], start + 1   # the bracket kept, each item then its comma
-        body.append(view[start:start + 1])
+        body, cut = [view[start:start + 1]], start + 1   # the bracket kept, each item then its comma
         for entry_id in sorted(rank, key=rank.__getitem__):
             k = rank[entry_id]
-            place, stop = ends[k] - present[k], ends[k]
+            place, stop = ends[k] - lengths_here[k], ends[k]
             old_part = old[place:stop]
             new_part = changed[entry_id][part]
             if new_part is None or (part == 0 and not new_part):

@@ -392,11 +392,9 @@ def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], remove
     build sees (`output_intact`) and answers with a full build."""
     out = out.resolve()
     files = dict(manifest["files"])
-    added = False
     try:
         for path, data in sorted(changed.items()):
             relative = safe_relative(path)
-            added = added or relative not in files
             target = out / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
@@ -422,8 +420,8 @@ def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], remove
                 folder = folder.parent
     except OSError as exc:
         raise _unwritable(out, exc) from None
-    # the recorded files stay in order by path: sorted again only when one was added
-    return {**manifest, "files": dict(sorted(files.items())) if added else files, "written_ns": file_clock(out)}
+    # (`write_manifest` records them sorted by path)
+    return {**manifest, "files": files, "written_ns": file_clock(out)}
 
 
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None, root: Path | None = None) -> tuple[int, int]:
