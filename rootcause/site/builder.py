@@ -221,7 +221,7 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
         codes = code_store(root, enabled=cache != "off", read=cache == "use")
         version = build_version() if cache != "off" else ""
     # before the workers are forked: they inherit it
-    with kept_in(codes, version) if cache != "off" else nullcontext():
+    with kept_in(codes) if cache != "off" else nullcontext():
         ahead = None
         if writer is not None and memo is None and entry_store.enabled:
             # (a cache folder that cannot be written holds no records for them to read)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 
 from html import escape as _escape
+from pathlib import Path
 
 from markupsafe import Markup
 
@@ -46,24 +47,42 @@ def _kept_class(token) -> str | None:
     return short if short and short.startswith(KEPT) else None
 
 
-#: the build cache's store of highlighted blocks and the version they are keyed with, while a
-#: build renders (`kept_in`)
-_kept: tuple | None = None
+#: the build cache's store of highlighted blocks while a build renders (`kept_in`)
+_kept = None
 
 
 @contextmanager
-def kept_in(store, version: str):
+def kept_in(store):
     """Highlighted blocks read from and put in `store` (a `cache.RecordStore`) while this runs,
-    each under a hash of `version`, its language and its text: a page rendered again because
-    something else on it changed (a linked entry's title, a template) does not pay for building
-    Pygments' lexers (the Python one costs more than a whole page) or for lexing its code again.
-    Forked render workers inherit it."""
+    each under a hash of the highlighter's version, its language and its text: a page rendered
+    again because something else on it changed (a linked entry's title, a template) does not
+    pay for building Pygments' lexers (the Python one costs more than a whole page) or for
+    lexing its code again. Forked render workers inherit it."""
     global _kept
-    before, _kept = _kept, (store, version)
+    before, _kept = _kept, store
     try:
         yield
     finally:
         _kept = before
+
+
+@lru_cache(maxsize=None)
+def highlighter_version() -> str:
+    """What a highlighted block depends on besides its text: this module's source, Pygments'
+    version and Python's. Narrower than the build's version on purpose: a block stays valid
+    through changes to the rest of the code, so an upgrade or a development checkout neither
+    highlights every block again nor piles up a store's worth of records per code change."""
+    import sys
+
+    from pygments import __version__ as pygments_version
+
+    try:
+        source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    except OSError:   # no source to hash: the whole package's version stands in for it
+        from ..cache import code_version
+
+        source = code_version()
+    return repr((source, pygments_version, sys.version_info[:2]))
 
 
 #: the same commands recur across entries (`pip list | grep torch`, `nvidia-smi`), and Pygments is
@@ -75,9 +94,9 @@ def highlight(code: str, language: str = "text") -> Markup:
         return Markup(escape(code))
     kept, key = _kept, None
     if kept is not None:
-        key = hashlib.blake2b(repr((kept[1], language, isinstance(code, Markup), str(code))).encode(
+        key = hashlib.blake2b(repr((highlighter_version(), language, isinstance(code, Markup), str(code))).encode(
             "utf-8", "surrogateescape"), digest_size=20).hexdigest()
-        body = kept[0].get(key)
+        body = kept.get(key)
         if body is not None:
             try:
                 return Markup(body.decode("utf-8"))
@@ -85,7 +104,7 @@ def highlight(code: str, language: str = "text") -> Markup:
                 pass   # not what was put: made again
     html = _highlighted(code, language)
     if key is not None:
-        kept[0].put(key, html.encode("utf-8", "surrogateescape"))
+        kept.put(key, html.encode("utf-8", "surrogateescape"))
     return Markup(html)
 
 

@@ -1015,7 +1015,7 @@ def _entry_pages(root: Path, config, version: str, fresh: dict[str, LoadedEntry]
     page_store = RecordStore(root, PAGE_RECORDS)
     files: dict[str, bytes] = {}
     rendered = 0
-    with kept_in(code_store(root), version):
+    with kept_in(code_store(root)):
         for page in pages:
             # an entry's page may be one an earlier build rendered (an edit undone)
             key = page_key(page, stamp)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import RecordStore, key_of, listing
+from ..cache import PACKAGE, RecordStore, code_files, key_of, listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -41,7 +41,10 @@ def _input_files(root: Path, settings: dict) -> list[str]:
             files += [os.fspath(p) for p in walk_regular(root / value, root)[0]]
     theme = bundled_theme()
     files += sorted(os.fspath(p) for p in theme.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    files += sorted(os.fspath(p) for p in Path(__file__).parent.glob("*.py"))
+    # the whole package, not only the site's modules: a change to how entries are checked or
+    # logs matched is a reason to build again as much as one to how pages are rendered
+    package = os.fspath(PACKAGE)
+    files += [f"{package}/{name}" for name in code_files()]
     return files
 
 
@@ -178,7 +181,8 @@ def build_version() -> str:
 #: or writes them: entries by their file's key, rendered pages by their page key
 ENTRY_RECORDS = "build-entries"
 PAGE_RECORDS = "build-pages"
-#: highlighted code blocks (`highlight.kept_in`), by a hash of their language and text
+#: highlighted code blocks (`highlight.kept_in`), by a hash of the highlighter's version (not the
+#: whole code's: `highlight.highlighter_version`), their language and text
 CODE_RECORDS = "build-code"
 CODE_IDLE_DAYS = 7
 

@@ -262,6 +262,33 @@ def test_unchanged_inputs_build_nothing(small_project: Path):
     assert second.up_to_date
 
 
+def test_a_change_anywhere_in_the_package_is_a_reason_to_build(small_project: Path, tmp_path: Path):
+    """The up-to-date test stats every module of the package, not only the site's: in a copy of
+    the checkout, an edit to the entry schema or to the matcher makes the next build run."""
+    import subprocess
+    import sys
+
+    checkout = tmp_path / "checkout"
+    shutil.copytree(REPO / "rootcause", checkout / "rootcause", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "theme", checkout / "theme")
+    shutil.copy(REPO / "pyproject.toml", checkout / "pyproject.toml")
+    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONSAFEPATH": "1"}
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-m", "rootcause.commands.cli", "--root", str(small_project), "build",
+                               "-q"], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout + done.stderr
+
+    assert "built 1 entries" in run()
+    assert "up to date" in run()
+    for module in ("entries/schema.py", "matching/patterns.py"):
+        with open(checkout / "rootcause" / module, "a", encoding="utf-8") as source:
+            source.write("\n# edited\n")
+        assert "built 1 entries" in run(), module
+        assert "up to date" in run()
+
+
 @pytest.mark.parametrize("change", ["edit", "add", "add-folder", "remove", "rename", "link"])
 def test_a_site_changed_by_hand_is_not_up_to_date(small_project: Path, change: str):
     """`output_intact` reads no file and lists no folder: each of these changes must still show,

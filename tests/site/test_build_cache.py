@@ -295,3 +295,35 @@ def test_pages_rendered_again_take_their_highlighted_code_from_the_cache(project
     monkeypatch.undo()
     highlight.highlight.cache_clear()
     assert files_of(project / "site") == site_files(project)
+
+
+def test_highlighted_code_outlives_changes_to_the_rest_of_the_code(project: Path, monkeypatch):
+    """The highlighted blocks are keyed by the highlighter's version, not the whole code's: after
+    a change elsewhere in the package (another build version: every entry checked and every page
+    rendered again) no lexer is built, and the store gains no second set of records; a change to
+    the highlighter highlights every block again."""
+    from rootcause.site import highlight
+
+    highlight.highlight.cache_clear()
+    build(project, progress=False, force=True)
+    store = project / ".rootcause-cache" / "build-code"
+    before = sorted(p.name for p in store.iterdir())
+    built, lexer = [], highlight._lexer
+    monkeypatch.setattr(highlight, "_lexer", lambda language: built.append(language) or lexer(language))
+    monkeypatch.setattr(builder, "build_version", lambda: "another version of the code")
+    (project / "site.yml").write_text((project / "site.yml").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    highlight.highlight.cache_clear()
+    result = build(project, progress=False)
+    assert result.rendered == result.pages and result.checked == result.entries
+    assert built == []
+    assert sorted(p.name for p in store.iterdir()) == before
+
+    monkeypatch.setattr(highlight, "highlighter_version", lambda: "another highlighter")
+    monkeypatch.setattr(builder, "build_version", lambda: "a third version of the code")
+    (project / "site.yml").write_text((project / "site.yml").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    highlight.highlight.cache_clear()
+    build(project, progress=False)
+    assert len(built) >= 2 and len(list(store.iterdir())) > len(before)
+    monkeypatch.undo()
+    highlight.highlight.cache_clear()
+    assert files_of(project / "site") == site_files(project)
