@@ -289,6 +289,23 @@ def test_a_change_anywhere_in_the_package_is_a_reason_to_build(small_project: Pa
         assert "up to date" in run()
 
 
+def test_a_library_installed_or_upgraded_is_a_reason_to_build(small_project: Path, tmp_path: Path, monkeypatch):
+    """Pages are made by libraries (Pygments, jinja2, Material's stylesheets): a change to a folder
+    of installed packages on the path (an upgrade renames a distribution's metadata folder)
+    makes the next build run, through the build cache's version check."""
+    import sys
+
+    packages = tmp_path / "lib" / "site-packages"
+    (packages / "pygments-2.0.dist-info").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
+    assert not build(small_project, progress=False).up_to_date
+    assert build(small_project, progress=False).up_to_date
+    time.sleep(0.01)   # past the folder's last time on a file system of coarse times
+    (packages / "pygments-2.0.dist-info").rename(packages / "pygments-3.0.dist-info")
+    assert not build(small_project, progress=False).up_to_date
+    assert build(small_project, progress=False).up_to_date
+
+
 @pytest.mark.parametrize("change", ["edit", "add", "add-folder", "remove", "rename", "link"])
 def test_a_site_changed_by_hand_is_not_up_to_date(small_project: Path, change: str):
     """`output_intact` reads no file and lists no folder: each of these changes must still show,
