@@ -105,18 +105,31 @@ def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> 
 
 
 def _library_folders() -> bytes:
-    """Python's version and the modification time of each folder of installed packages on the
-    path: installing, upgrading or removing a library (Pygments, jinja2, Material's stylesheets)
-    changes its folder, so the site is not taken as up to date with what the old one made. Only
-    an lstat each: finding the libraries' own versions costs a tenth of a nothing-to-do build."""
+    """Python's version and the modification time of the folder each cached library is installed
+    in (`LIBRARY_MODULES`, found without importing them): installing, upgrading or removing one
+    (Pygments, jinja2, Material's stylesheets) renames its metadata folder there, so the site is
+    not taken as up to date with what the old one made, nor the model of the last build as made
+    by this code. An lstat each: reading the libraries' versions (`build_version`) costs a tenth
+    of a nothing-to-do build."""
+    from importlib.util import find_spec
+
     lines = [sys.version]
-    for folder in sys.path:
-        if os.path.basename(folder) in ("site-packages", "dist-packages"):
-            try:
-                lines.append(f"{folder}\0{os.lstat(folder).st_mtime_ns}")
-            except OSError:
-                pass
+    for folder in sorted({os.path.dirname(os.path.dirname(spec.origin)) if spec.submodule_search_locations
+                          else os.path.dirname(spec.origin)
+                          for module in LIBRARY_MODULES for spec in [_spec(find_spec, module)]
+                          if spec is not None and spec.origin}):
+        try:
+            lines.append(f"{folder}\0{os.lstat(folder).st_mtime_ns}")
+        except OSError:
+            lines.append(folder)
     return "\n".join(lines).encode("utf-8", "surrogateescape")
+
+
+def _spec(find_spec, module: str):
+    try:
+        return find_spec(module)
+    except (ImportError, ValueError):
+        return None
 
 
 def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
@@ -175,6 +188,10 @@ def dark_without_javascript(palette: bytes) -> bytes:
 #: versions are part of its keys, with the package's own source
 CACHED_LIBRARIES = ("pydantic", "pydantic-core", "jinja2", "markupsafe", "markdown-it-py", "markdown-it-pyrs",
                     "mdit-py-plugins", "pygments", "mkdocs-material", "pyyaml", "google-re2")
+#: their top-level modules, in the same order: the folders holding them are watched by the cheap
+#: fingerprint (`_library_folders`)
+LIBRARY_MODULES = ("pydantic", "pydantic_core", "jinja2", "markupsafe", "markdown_it", "markdown_it_pyrs",
+                   "mdit_py_plugins", "pygments", "material", "yaml", "re2")
 
 
 def build_version() -> str:

@@ -290,18 +290,24 @@ def test_a_change_anywhere_in_the_package_is_a_reason_to_build(small_project: Pa
 
 
 def test_a_library_installed_or_upgraded_is_a_reason_to_build(small_project: Path, tmp_path: Path, monkeypatch):
-    """Pages are made by libraries (Pygments, jinja2, Material's stylesheets): a change to a folder
-    of installed packages on the path (an upgrade renames a distribution's metadata folder)
-    makes the next build run, through the build cache's version check."""
+    """Pages are made by libraries (Pygments, jinja2, Material's stylesheets): a change to the
+    folder a cached library is installed in (an upgrade renames its metadata folder there) makes
+    the next build run, through the build cache's version check."""
     import sys
 
-    packages = tmp_path / "lib" / "site-packages"
-    (packages / "pygments-2.0.dist-info").mkdir(parents=True)
+    from rootcause.site import stamps
+
+    packages = tmp_path / "elsewhere"
+    (packages / "fakelib").mkdir(parents=True)
+    (packages / "fakelib" / "__init__.py").write_text("")
+    (packages / "fakelib-2.0.dist-info").mkdir()
     monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
+    monkeypatch.setattr(stamps, "LIBRARY_MODULES", (*stamps.LIBRARY_MODULES, "fakelib"))
+    assert str(packages).encode() in stamps._library_folders()
     assert not build(small_project, progress=False).up_to_date
     assert build(small_project, progress=False).up_to_date
     time.sleep(0.01)   # past the folder's last time on a file system of coarse times
-    (packages / "pygments-2.0.dist-info").rename(packages / "pygments-3.0.dist-info")
+    (packages / "fakelib-2.0.dist-info").rename(packages / "fakelib-3.0.dist-info")
     assert not build(small_project, progress=False).up_to_date
     assert build(small_project, progress=False).up_to_date
 

@@ -257,6 +257,34 @@ def test_a_damaged_model_is_not_trusted(project: Path):
     same_as_cold(project)
 
 
+def test_an_upgraded_library_takes_the_full_build(project: Path, tmp_path: Path, monkeypatch):
+    """The model's code version is trusted only while the inputs besides the entries, which
+    include the folders of the cached libraries, are as its build saw them: an upgrade there
+    (its metadata folder renamed) and an edit take the full build, which checks every entry
+    under the version read again."""
+    import sys
+    import time
+
+    from rootcause.site import builder, stamps
+
+    packages = tmp_path / "elsewhere"
+    (packages / "fakelib").mkdir(parents=True)
+    (packages / "fakelib" / "__init__.py").write_text("")
+    (packages / "fakelib-2.0.dist-info").mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
+    monkeypatch.setattr(stamps, "LIBRARY_MODULES", (*stamps.LIBRARY_MODULES, "fakelib"))
+    assert not build(project, progress=False).in_place   # a folder the last build did not watch
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "First.")
+    assert build(project, progress=False).in_place
+    time.sleep(0.01)   # past the folder's last time on a file system of coarse times
+    (packages / "fakelib-2.0.dist-info").rename(packages / "fakelib-3.0.dist-info")
+    monkeypatch.setattr(builder, "build_version", lambda: "the code with fakelib 3.0")
+    prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Second.")
+    result = build(project, progress=False)
+    assert not result.in_place and result.checked == result.entries
+    same_as_cold(project)
+
+
 def test_a_site_changed_by_hand_is_built_again(project: Path):
     page = project / "site" / "entries" / "cuda-out-of-memory" / "index.html"
     page.write_bytes(page.read_bytes() + b"<!-- edited -->")
