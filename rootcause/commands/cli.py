@@ -1,7 +1,7 @@
 """Command line: `rootcause build|check|serve|schema|diagnose|run|export|new` (also `python build.py ...`).
 
 Each verb is one module of this package with `add_parser(subparsers)` and `run(args)`; this
-module only assembles them. Exit codes: 0 success; 1 the input has problems (check/build) or no
+module only assembles them, importing the verb that runs alone. Exit codes: 0 success; 1 the input has problems (check/build) or no
 known failure was found (diagnose); 2 usage or unreadable input. Bad input never produces a
 traceback.
 """
@@ -11,27 +11,49 @@ from __future__ import annotations
 import argparse
 import errno
 import gc
+import importlib
 import os
 import sys
 
-from . import build, check, diagnose, export, new, run, schema, serve
+#: the verbs, each the module of this package of the same name, in the order help lists them
+VERBS = ("build", "check", "serve", "schema", "diagnose", "run", "export", "new")
 
-VERBS = (build, check, serve, schema, diagnose, run, export, new)
 
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with `only`, that verb's options in full and the others as
+    bare names: a command imports its own module alone (the others' standard-library imports,
+    subprocess and selectors for `run`, gzip for `diagnose`, cost each command 10 ms)."""
     parser = argparse.ArgumentParser(prog="rootcause", description="Build and check the rootcause encyclopedia of "
                                      "ML training failures, and diagnose training logs against it.")
     parser.add_argument("--root", default=".", help="project folder holding site.yml and entries/ (default: .)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb in VERBS:
-        verb.add_parser(sub)
+        if only is None or verb == only:
+            importlib.import_module(f"{__package__}.{verb}").add_parser(sub)
+        else:
+            sub.add_parser(verb)
     return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The verb `argv` names, when nothing before it asks for the whole parser (help, an unknown
+    option): the first argument that is not `--root` or its value."""
+    at = 0
+    while at < len(argv):
+        word = argv[at]
+        if word == "--root":
+            at += 2
+        elif word.startswith("--root="):
+            at += 1
+        else:
+            return word if word in VERBS else None
+    return None
 
 
 def main(argv: list[str] | None = None, ending: bool = False) -> int:
     """Run one command. `ending`: the process ends with it (`run_command`)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=_command_in(argv))
     args = parser.parse_args(argv)
     if ending and args.command in ONE_SHOT:
         # a build pauses the cyclic garbage collector (`collector.paused`); when the pause ends,

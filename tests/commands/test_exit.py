@@ -78,3 +78,25 @@ def test_only_a_command_that_ends_the_process_leaves_the_collector_off(monkeypat
         assert gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_command_imports_its_own_verb_alone(tmp_path: Path):
+    """`rootcause schema` (as `build` or `diagnose`) loads its own verb's module and not the
+    others' (`run` brings subprocess and selectors, `diagnose` gzip); the help still lists every
+    verb with what it does, and a verb's own help and usage errors are whole."""
+    verbs = ("build", "check", "serve", "schema", "diagnose", "run", "export", "new")
+    script = ("import sys; from rootcause.commands.cli import main; "
+              f"code = main(['--root', {str(REPO)!r}, 'schema', '--out', {str(tmp_path / 's.json')!r}]); "
+              "print(' '.join(sorted(m for m in sys.modules if m.startswith('rootcause.commands.')))); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "rootcause.commands.schema" in loaded and (tmp_path / "s.json").is_file()
+    assert not loaded & {f"rootcause.commands.{verb}" for verb in verbs if verb != "schema"}, loaded
+    listing = run_cli("--help").stdout.decode()
+    assert "run a training command; if it fails, diagnose its output" in listing
+    for verb in verbs:
+        assert f"\n    {verb} " in listing, verb
+    assert b"--report FILE" in run_cli("--root", str(REPO), "run", "--help").stdout
+    wrong = run_cli("--root", str(REPO), "build", "--nope")
+    assert wrong.returncode == 2 and b"unrecognized arguments: --nope" in wrong.stderr
