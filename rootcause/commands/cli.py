@@ -1,9 +1,9 @@
 """Command line: `rootcause build|check|serve|schema|diagnose|run|export|new` (also `python build.py ...`).
 
 Each verb is one module of this package with `add_parser(subparsers)` and `run(args)`; this
-module only assembles them, importing the verb that runs alone. Exit codes: 0 success; 1 the input has problems (check/build) or no
-known failure was found (diagnose); 2 usage or unreadable input. Bad input never produces a
-traceback.
+module only assembles them, importing the verb that runs alone. Exit codes: 0 success; 1 the
+input has problems (check/build) or no known failure was found (diagnose); 2 usage or
+unreadable input. Bad input never produces a traceback.
 """
 
 from __future__ import annotations
