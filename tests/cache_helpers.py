@@ -36,3 +36,19 @@ def flip_byte(path: Path, name: str, into: int | None = None) -> Path:
     data[offset + (length // 2 if into is None else into)] ^= 0x01
     where.write_bytes(bytes(data))
     return where
+
+
+def installed_fake_library(folder: Path, monkeypatch) -> Path:
+    """A library `fakelib` 2.0 installed in `folder` (on the path, and among the libraries whose
+    folders the build's fingerprint watches); returns its metadata folder, whose renaming is
+    what an upgrade does there."""
+    import sys
+
+    from rootcause.site import stamps
+
+    (folder / "fakelib").mkdir(parents=True)
+    (folder / "fakelib" / "__init__.py").write_text("")
+    (folder / "fakelib-2.0.dist-info").mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    monkeypatch.setattr(stamps, "LIBRARY_MODULES", (*stamps.LIBRARY_MODULES, "fakelib"))
+    return folder / "fakelib-2.0.dist-info"

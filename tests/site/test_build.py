@@ -293,21 +293,15 @@ def test_a_library_installed_or_upgraded_is_a_reason_to_build(small_project: Pat
     """Pages are made by libraries (Pygments, jinja2, Material's stylesheets): a change to the
     folder a cached library is installed in (an upgrade renames its metadata folder there) makes
     the next build run, through the build cache's version check."""
-    import sys
-
+    from cache_helpers import installed_fake_library
     from rootcause.site import stamps
 
-    packages = tmp_path / "elsewhere"
-    (packages / "fakelib").mkdir(parents=True)
-    (packages / "fakelib" / "__init__.py").write_text("")
-    (packages / "fakelib-2.0.dist-info").mkdir()
-    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
-    monkeypatch.setattr(stamps, "LIBRARY_MODULES", (*stamps.LIBRARY_MODULES, "fakelib"))
-    assert str(packages).encode() in stamps._library_folders()
+    metadata = installed_fake_library(tmp_path / "elsewhere", monkeypatch)
+    assert str(metadata.parent).encode() in stamps._library_folders()
     assert not build(small_project, progress=False).up_to_date
     assert build(small_project, progress=False).up_to_date
     time.sleep(0.01)   # past the folder's last time on a file system of coarse times
-    (packages / "fakelib-2.0.dist-info").rename(packages / "fakelib-3.0.dist-info")
+    metadata.rename(metadata.parent / "fakelib-3.0.dist-info")
     assert not build(small_project, progress=False).up_to_date
     assert build(small_project, progress=False).up_to_date
 

@@ -262,22 +262,17 @@ def test_an_upgraded_library_takes_the_full_build(project: Path, tmp_path: Path,
     include the folders of the cached libraries, are as its build saw them: an upgrade there
     (its metadata folder renamed) and an edit take the full build, which checks every entry
     under the version read again."""
-    import sys
     import time
 
-    from rootcause.site import builder, stamps
+    from cache_helpers import installed_fake_library
+    from rootcause.site import builder
 
-    packages = tmp_path / "elsewhere"
-    (packages / "fakelib").mkdir(parents=True)
-    (packages / "fakelib" / "__init__.py").write_text("")
-    (packages / "fakelib-2.0.dist-info").mkdir()
-    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
-    monkeypatch.setattr(stamps, "LIBRARY_MODULES", (*stamps.LIBRARY_MODULES, "fakelib"))
+    metadata = installed_fake_library(tmp_path / "elsewhere", monkeypatch)
     assert not build(project, progress=False).in_place   # a folder the last build did not watch
     prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "First.")
     assert build(project, progress=False).in_place
     time.sleep(0.01)   # past the folder's last time on a file system of coarse times
-    (packages / "fakelib-2.0.dist-info").rename(packages / "fakelib-3.0.dist-info")
+    metadata.rename(metadata.parent / "fakelib-3.0.dist-info")
     monkeypatch.setattr(builder, "build_version", lambda: "the code with fakelib 3.0")
     prepend(entry(project, "nccl-watchdog-collective-timeout"), "summary", "Second.")
     result = build(project, progress=False)
