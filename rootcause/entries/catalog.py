@@ -64,7 +64,7 @@ class Catalog:
     entries: dict[str, LoadedEntry] = field(default_factory=dict)   # by id, sorted
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
-    checked: int = 0   # entry files parsed and checked by this load (not taken from a memo or the build cache)
+    checked: int = 0   # entry files parsed and checked by this load (not taken from the build cache)
     #: by entry id, its examples' lines as signatures read them (launcher prefixes and decoration
     #: removed), one per line: filled by the collision check, kept for a rebuild to test a changed
     #: signature against every other entry's examples without parsing them again
@@ -294,23 +294,11 @@ def folder_outside(root: Path, name: str) -> list[Diagnostic]:
     return []
 
 
-def _stat_key(path: Path) -> tuple[int, int, int]:
-    """The file itself, never what a link points at (a dangling link has a key too)."""
-    try:
-        stat = os.lstat(path)
-    except OSError:
-        return -1, -1, -1
-    return stat.st_size, stat.st_mtime_ns, stat.st_mode
-
-
 @paused()
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
-                 workers: int | None = None, memo: dict | None = None, store=None, version: str = "",
-                 timings=None) -> Catalog:
+                 workers: int | None = None, store=None, version: str = "", timings=None) -> Catalog:
     """Load and check every entry; collect all diagnostics rather than stopping at the first.
 
-    `memo` (kept by a long-running `serve`) maps a file to its last result, reused while the file's
-    size and modification time are unchanged; it must be emptied when site.yml changes.
     `store` (a `cache.RecordStore`, the build cache) holds each entry's result as a record keyed by
     the file's content, its path, site.yml and `version` (the code's), across processes.
     """
@@ -321,9 +309,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     catalog.diagnostics.extend(folder_outside(root, "entries"))
     with timings.stage("load"):
         paths = entry_paths(root)
-        memo = memo if memo is not None else {}
-        keys = {p: _stat_key(p) for p in paths}
-        todo = [p for p in paths if memo.get(p, (None,))[0] != keys[p]]
+        todo = list(paths)
         cached, record_keys, raws = _cached_results(todo, root, config, store, version)
     todo = [p for p in todo if p not in cached]
     workers = workers if workers is not None else (os.cpu_count() or 1)
@@ -382,10 +368,7 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     for path, result in fresh.items():
         if result[0] is not None and path in record_keys:
             result[0].source_key = record_keys[path]
-        memo[path] = (keys[path], result)
-    for gone in set(memo) - set(keys):
-        del memo[gone]
-    results = [memo[p][1] for p in paths]
+    results = [fresh[p] for p in paths]
     seen: dict[str, LoadedEntry] = {}
     for path, (loaded, problems) in zip(paths, results):
         catalog.diagnostics.extend(problems)

@@ -46,13 +46,12 @@ def healthy_log_paths(root: Path, folder: str | None) -> tuple[list[Path], list[
     return found, problems
 
 
-def open_project(root: Path, workers: int | None = None, memo: dict | None = None, store=None,
-                 version: str = "", timings=None) -> tuple[Project | None, list[Diagnostic]]:
+def open_project(root: Path, workers: int | None = None, store=None, version: str = "",
+                 timings=None) -> tuple[Project | None, list[Diagnostic]]:
     """(project, diagnostics). The project is None only when site.yml itself is unusable.
 
-    `memo` carries per-file results between builds of one process (see `catalog.load_catalog`);
-    it is tied to the site.yml it was filled under and emptied when that changes. `store` and
-    `version`: the build cache's entry records (`catalog.load_catalog`); `timings`: `build --timings`.
+    `store` and `version`: the build cache's entry records (`catalog.load_catalog`); `timings`:
+    `build --timings`.
     """
     from ..timings import OFF
 
@@ -63,15 +62,8 @@ def open_project(root: Path, workers: int | None = None, memo: dict | None = Non
     if config is None:
         return None, problems
     inputs = Inputs.take(root, input_folders(config), known={"site.yml": site_key})
-    if memo is not None:
-        config_key = config.model_dump_json()
-        if memo.get("config") != config_key:
-            memo.clear()
-            memo["config"] = config_key
-        memo = memo.setdefault("entries", {})
     healthy, refused = healthy_log_paths(root, config.healthy_logs)
-    catalog = load_catalog(root, config, healthy, workers=workers, memo=memo, store=store, version=version,
-                           timings=timings)
+    catalog = load_catalog(root, config, healthy, workers=workers, store=store, version=version, timings=timings)
     with timings.stage("load"):
         study, study_problems = load_study(root, config)
     if refused or study_problems:

@@ -43,8 +43,8 @@ class BuildResult:
     seconds: float
     up_to_date: bool = False
     out: Path | None = None
-    checked: int = 0       # entries parsed and checked (the rest came from the build cache or the memo)
-    rendered: int = 0      # pages rendered (the rest came from the build cache or the memo)
+    checked: int = 0       # entries parsed and checked (the rest came from the build cache)
+    rendered: int = 0      # pages rendered (the rest came from the build cache)
     in_place: bool = False  # only entries changed: the site was updated in place from its model (`incremental`)
 
     def summary(self) -> str:
@@ -65,13 +65,11 @@ def _tell(message: str) -> None:
 
 @paused()
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
-          memo: dict | None = None, wait: float = LOCK_WAIT, timings=None) -> BuildResult:
+          wait: float = LOCK_WAIT, timings=None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
-    `memo` is an empty dict that a long-running caller (serve) passes to every build: parsed
-    entries and rendered entry pages are kept in it and reused while their inputs are unchanged.
-    Across processes the build cache in `.rootcause-cache/` does the same (`render_site`).
-    `force` skips the up-to-date test, reads nothing from the build cache (it is written anew)
+    Entries and pages whose inputs did not change come from the build cache in
+    `.rootcause-cache/` (`render_site`). `force` skips the up-to-date test, reads nothing from the build cache (it is written anew)
     and writes every file anew. One build at a time writes an output folder; another one waits
     up to `wait` seconds for it (E052 after that). `timings` (a `timings.Timings`) is filled
     stage by stage.
@@ -90,11 +88,10 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             # a fresh process: the walk (an lstat per input) runs in a forked child while this one
             # imports what any build past this test needs (the config's schema); with nothing to
             # do, that import was spent on the other core
-            walking = Alongside(lambda: _walk(root, settings)) if memo is None else None
-            if walking is not None:
-                from ..config import load_config  # noqa: F401
+            walking = Alongside(lambda: _walk(root, settings))
+            from ..config import load_config  # noqa: F401
             last = read_manifest(quick_out, root)
-            walked = walking.result() if walking is not None else _walk(root, settings)
+            walked = walking.result()
             if _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
@@ -141,7 +138,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         with SiteWriter(out, previous=previous) as writer:
             stats: dict = {}
             entries, pages = render_site(root, timings.part("write")(writer.add),
-                                         progress=progress and sys.stderr.isatty(), memo=memo,
+                                         progress=progress and sys.stderr.isatty(),
                                          cache="write" if force else "use", timings=timings, stats=stats,
                                          writer=writer, others=others)
             with timings.stage("write"):
@@ -153,6 +150,22 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             write_manifest(out, root, manifest, model, per_record=per_record(model or ()))
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
+
+
+def up_to_date(root: Path, out: Path | None = None) -> tuple[bool, str]:
+    """The build's up-to-date test alone, in this process, for `serve` (which runs each build in
+    a child): whether a build would have nothing to do, and the fingerprint of the inputs it
+    took (`stamps.input_fingerprint`, from site.yml unvalidated)."""
+    from .stamps import input_fingerprint
+
+    root = root.resolve()
+    settings = quick_settings(root)
+    fingerprint = input_fingerprint(root, settings)
+    output = settings.get("output", "site")
+    if not isinstance(output, str):
+        return False, fingerprint
+    where = (out or root / output).resolve()
+    return _up_to_date(read_manifest(where, root), where, fingerprint), fingerprint
 
 
 def _walk(root: Path, settings: dict) -> tuple[str, str, Inputs]:
@@ -179,15 +192,15 @@ def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:
     return intact
 
 
-def site_files(root: Path, memo: dict | None = None) -> dict[str, bytes]:
+def site_files(root: Path) -> dict[str, bytes]:
     """Every file of the site as bytes, in memory (for tests and tools; builds stream instead)."""
     files: dict[str, bytes] = {}
-    render_site(root, files.__setitem__, memo=memo)
+    render_site(root, files.__setitem__)
     return files
 
 
 @paused()
-def render_site(root: Path, emit, progress: bool = False, memo: dict | None = None, cache: str = "off",
+def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
                 timings=None, stats: dict | None = None, writer=None, others: str | None = None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready;
     with `writer` (the output's `SiteWriter`), rendered pages are written by whichever process
@@ -223,15 +236,15 @@ def render_site(root: Path, emit, progress: bool = False, memo: dict | None = No
     # before the workers are forked: they inherit it
     with kept_in(codes) if cache != "off" else nullcontext():
         ahead = None
-        if writer is not None and memo is None and entry_store.enabled:
+        if writer is not None and entry_store.enabled:
             # (a cache folder that cannot be written holds no records for them to read)
             ahead = EntryPageWorkers.start(root, writer, len(entry_paths(root)))
         with ahead or nullcontext():
-            return _render_site(root, emit, progress, memo, cache, timings, stats, writer, others, ahead,
+            return _render_site(root, emit, progress, cache, timings, stats, writer, others, ahead,
                                 entry_store, page_store, codes, version)
 
 
-def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str, timings, stats: dict | None,
+def _render_site(root: Path, emit, progress: bool, cache: str, timings, stats: dict | None,
                  writer, others: str | None, ahead: "EntryPageWorkers | None", entry_store, page_store, codes,
                  version: str) -> tuple[int, int]:
     from ..entries.project import open_project
@@ -249,16 +262,13 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
     from .search import (SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_address,
                          signature_parts)
 
-    keep_pages = memo is not None  # only a long-running caller reuses rendered pages in memory
-    memo = memo if memo is not None else {}
-    project, problems = open_project(root, memo=memo.setdefault("catalog", {}), store=entry_store if cache != "off" else None,
-                                     version=version, timings=timings)
+    project, problems = open_project(root, store=entry_store if cache != "off" else None, version=version,
+                                     timings=timings)
     if project is None or any(d.severity == "error" for d in problems):
         raise RootcauseError(problems)
     catalog = project.catalog
     config = catalog.config
-    if not keep_pages:
-        _forget_positions(catalog)
+    _forget_positions(catalog)
     with timings.stage("load"):
         content_pages, content_problems = load_content(root)
         theme_problems = theme_files(root, config)[1]
@@ -268,7 +278,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
     with timings.stage("index"):
         asset_names, files = collect_assets(root, config)
         keep: dict = {}
-        search_files = build_search_files(catalog, keep, release=not keep_pages)
+        search_files = build_search_files(catalog, keep, release=True)
         parts = {entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()}
         related = {entry_id: [(r.id, r.relation) for r in loaded.entry.related]
                    for entry_id, loaded in catalog.entries.items()}
@@ -291,13 +301,9 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
         pages += plan
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
         renderer = Renderer(config, root, asset_names, tabs, keep_compiled=cache != "off")
-        page_memo = memo.setdefault("pages", {})
-        stamp = render_stamp(root, config, asset_names, tabs, version) if (keep_pages or cache != "off") else None
+        stamp = render_stamp(root, config, asset_names, tabs, version) if cache != "off" else None
         keys = {page.path: key for page in pages if stamp and (key := page_key(page, stamp)) is not None}
-        reuse = {path: page_memo[path][1] for path, key in keys.items() if page_memo.get(path, (None,))[0] == key}
-        for path, key in keys.items():
-            if path not in reuse and (body := page_store.get(key)) is not None:
-                reuse[path] = body
+        reuse = {path: body for path, key in keys.items() if (body := page_store.get(key)) is not None}
         todo = [page for page in pages if page.path not in reuse]
         # a template is checked on a page that is rendered now: one whose pages all come from the
         # cache is the template they were rendered with (its content is part of their keys)
@@ -319,10 +325,8 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
                        if cache == "use" else f"{len(todo)} pages"):
         for path in sorted(reuse):
             emit(path, reuse[path])
-            if keep_pages and path in keys:
-                page_memo[path] = (keys[path], reuse[path])
         with _progress(progress, len(todo)) as advance:
-            if writer is not None and not keep_pages:
+            if writer is not None:
                 # each page is written (and kept in the page cache) where it was rendered: a
                 # worker sends back its hash, not its bytes
                 @timings.part("write")
@@ -343,8 +347,6 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
                     emit(path, data)
                     if path in keys:
                         page_store.put(keys[path], data)
-                        if keep_pages:
-                            page_memo[path] = (keys[path], data)
     with timings.stage("write"):
         if cache != "off":
             entry_store.prune()
@@ -362,8 +364,7 @@ def _render_site(root: Path, emit, progress: bool, memo: dict | None, cache: str
 
 def _forget_positions(catalog) -> None:
     """Drop the entries' positions once the catalog is checked: only messages about the entries
-    need them (4.5 KB an entry), and the stages after it allocate from what is freed here. A
-    `serve` keeps them for its next build."""
+    need them (4.5 KB an entry), and the stages after it allocate from what is freed here."""
     for loaded in catalog.entries.values():
         loaded.located = None
 

@@ -58,3 +58,52 @@ def test_serve_builds_serves_and_reloads_on_change(small_project: Path):
         output = server.communicate(timeout=10)[0].decode()
     assert "error[E013]: severity: 'nonsense'" in output
     assert "Traceback" not in output
+
+
+def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project: Path, tmp_path: Path,
+                                                                     monkeypatch, capsys):
+    """serve's tick (`_rebuild`, once a second and on every change): the up-to-date test is the
+    only work done in the server's own process (one walk of the inputs); each build runs in a
+    forked child, so that what it allocates goes with it; a failed build is not tried again, nor
+    its errors printed again, until an input changes (this project leaves `healthy_logs` to its
+    default, which the full reading of site.yml and the quick one name differently)."""
+    import os
+
+    from rootcause.commands import serve
+    from rootcause.site import builder, stamps
+
+    pids = tmp_path / "pids"
+    build = builder.build
+
+    def recorded(*args, **kwargs):
+        with open(pids, "a") as out:
+            out.write(f"{os.getpid()}\n")
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(builder, "build", recorded)
+    failed: dict = {}
+    assert serve._rebuild(small_project, None, failed) is True
+    assert pids.read_text().split() and str(os.getpid()) not in pids.read_text().split()
+    assert (small_project / "site" / "index.html").is_file()
+
+    walks, apart = [], []
+    fingerprints = stamps.input_fingerprints
+    monkeypatch.setattr(stamps, "input_fingerprints", lambda *a, **k: walks.append(1) or fingerprints(*a, **k))
+    build_apart = serve._build_apart
+    monkeypatch.setattr(serve, "_build_apart", lambda *a, **k: apart.append(1) or build_apart(*a, **k))
+    assert serve._rebuild(small_project, None, failed) is False   # nothing changed
+    assert (apart, walks) == ([], [1])
+
+    entry = small_project / "entries" / SEED_ENTRY.name
+    good = entry.read_text()
+    entry.write_text(good.replace("severity: high", "severity: nonsense"))
+    assert serve._rebuild(small_project, None, failed) is False
+    assert "severity: 'nonsense'" in capsys.readouterr().err and apart == [1]
+    for _tick in range(3):
+        assert serve._rebuild(small_project, None, failed) is False
+    assert apart == [1] and capsys.readouterr().err == ""
+    time.sleep(0.01)   # past the file's last time on a file system of coarse times
+    entry.write_text(good.replace("are empty torch.Size([0]) placeholders", "are EMPTY placeholders"))
+    assert serve._rebuild(small_project, None, failed) is True and apart == [1, 1]
+    assert failed == {}
+    assert "are EMPTY placeholders" in (small_project / "site" / "entries" / SEED_ENTRY.stem / "index.html").read_text()

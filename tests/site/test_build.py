@@ -388,36 +388,6 @@ def test_material_styles_are_served_from_the_site(site: Path):
     assert b"fonts.googleapis" not in (site / "index.html").read_bytes()
 
 
-def test_a_long_running_build_reuses_unchanged_entries_and_pages(tmp_path: Path):
-    """serve keeps a memo: an unchanged entry is neither parsed nor rendered again."""
-    from rootcause.site.builder import site_files
-
-    project = make_project(tmp_path / "p")
-    text = SEED_ENTRY.read_text()
-    text = text[:text.index("\nrelated:")] + text[text.index("\nreferences:"):]
-    for name in ("first-copy", "second-copy"):
-        body = text.replace("zero3-state-dict-saved-without-gathering", name)
-        (project / "entries" / f"{name}.yaml").write_text(body)
-    # the two copies share a signature on purpose; declare them look-alikes so check passes
-    for a, b in (("first-copy", "second-copy"), ("second-copy", "first-copy")):
-        path = project / "entries" / f"{a}.yaml"
-        path.write_text(path.read_text().replace("\nreferences:", f"\nrelated:\n  - id: {b}\n    relation: often-confused-with\nreferences:"))
-    memo: dict = {}
-    first = site_files(project, memo=memo)
-    parsed = {p: r for p, r in memo["catalog"]["entries"].items()}
-    second_path = project / "entries" / "second-copy.yaml"
-    second_path.write_text(second_path.read_text().replace("title: ZeRO-3", "title: Changed ZeRO-3"))
-    second = site_files(project, memo=memo)
-    first_file = project / "entries" / "first-copy.yaml"
-    assert memo["catalog"]["entries"][first_file][1] is parsed[first_file][1]       # not parsed again
-    assert memo["catalog"]["entries"][second_path][1] is not parsed[second_path][1]
-    # first-copy's page shows second-copy's title in its related links, so both are rendered again
-    assert b"Changed ZeRO-3" not in first["entries/first-copy/index.html"]
-    assert b"Changed ZeRO-3" in second["entries/first-copy/index.html"]
-    third = site_files(project, memo=memo)
-    assert third["entries/first-copy/index.html"] is second["entries/first-copy/index.html"]  # reused as is
-
-
 def test_code_is_highlighted_and_example_logs_mark_what_the_signature_matched(site: Path):
     tree = html(site / "entries" / "cuda-out-of-memory" / "index.html")
     python = [c for c in tree.css("div.highlight code.language-python")]
