@@ -101,3 +101,13 @@ class Alongside(Generic[T]):
             status = -1
         self._pid = None
         return status
+
+
+def quiet_worker() -> None:
+    """The initializer of every pool of forked workers: Ctrl-C reaches the whole process group,
+    and a worker waiting for its next task would print a traceback of multiprocessing's
+    internals above the command's own "interrupted". It ends at once and silently instead; the
+    process that forked it notices the pool broken and reports the interruption."""
+    import signal
+
+    signal.signal(signal.SIGINT, lambda _signal, _frame: os._exit(130))

@@ -68,3 +68,29 @@ def test_close_reaps_a_child_whose_answer_is_not_wanted():
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     job.close()   # twice: nothing left to do
+
+
+def test_a_pool_worker_ends_quietly_on_ctrl_c():
+    """Ctrl-C reaches every process of the group: a worker of a build's pool (`quiet_worker`) ends
+    at once with no traceback of its own, and its pool is seen broken, which the build handles."""
+    import subprocess
+    import sys
+
+    script = """
+import multiprocessing, os, signal, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from rootcause.forked import quiet_worker
+with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"), initializer=quiet_worker) as pool:
+    worker = pool.submit(os.getpid).result()
+    os.kill(worker, signal.SIGINT)
+    time.sleep(0.5)
+    try:
+        pool.submit(os.getpid).result(timeout=10)
+    except BrokenProcessPool:
+        print("broken")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "broken"
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr

@@ -25,6 +25,7 @@ from ..collector import paused, release_free_memory
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
+from ..forked import quiet_worker
 from .. import jsonbytes
 from ..located_yaml import Located, load_yaml, read_text
 from ..matching.signatures import (
@@ -336,7 +337,8 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
             own = [path for chunk in chunks[::workers] for path in chunk]
             theirs = [path for i, chunk in enumerate(chunks) if i % workers for path in chunk]
             load_cpu = 0.0
-            with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"),
+                                     initializer=quiet_worker) as pool:
                 done = pool.map(_load_entry_job, [(p, root, config, raws.get(p)) for p in theirs], chunksize=CHUNK)
                 for path in own:
                     check_here(path)

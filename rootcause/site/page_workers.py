@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..forked import quiet_worker
+
 # multiprocessing, concurrent.futures, pickle and hashlib are imported where workers start:
 # a build of a small site, and every rebuild in place, never need them (30 ms of start-up)
 
@@ -92,7 +94,8 @@ def render_pages(renderer, pages: list, advance=lambda: None, rendered: dict | N
 
     gc.freeze()  # the forked workers share the catalog; keep their collector off its pages
     try:
-        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+        with ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=quiet_worker) as pool:
             done_by_workers = [(chunk, pool.submit(_render_chunk, chunk)) for chunk in theirs]
             for chunk in own:
                 for item in _render_chunk(chunk):
@@ -186,7 +189,8 @@ class EntryPageWorkers:
         self.count = count
         _inherited = (root, writer)
         try:
-            self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"))
+            self._pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=quiet_worker)
             # a pool forks its workers at the first task: this one, before anything is loaded
             list(self._pool.map(_warm_up, range(count)))
         finally:
