@@ -20,17 +20,18 @@ from pathlib import Path
 from ..errors import RootcauseError
 from ..text import printable
 
-def _build_apart(root: Path, out: Path | None, progress: bool) -> tuple[str, object]:
+def _build_apart(root: Path, out: Path | None, progress: bool, walked: tuple | None = None) -> tuple[str, object]:
     """One build in a forked child (`forked.Alongside`; done here where there is no fork): what
     it allocates goes with the child (600 MB at 10,000 entries, which CPython's allocator would
     otherwise keep for the life of the server, and which every later fork would pay for).
+    `walked`: the up-to-date test's walk of the inputs (`builder.up_to_date`), not made again.
     Returns ("built", BuildResult), ("failed", its diagnostics) or ("unexpected", a message)."""
     from ..forked import Alongside
     from ..site.builder import build
 
     def work() -> tuple[str, object]:
         try:
-            return "built", build(root, out=out, progress=progress)
+            return "built", build(root, out=out, progress=progress, walked=walked)
         except RootcauseError as error:
             return "failed", error.diagnostics
         except Exception as exc:  # noqa: BLE001 - a bug must not take the last good site down with it
@@ -49,12 +50,13 @@ def _rebuild(root: Path, out: Path | None, failed: dict) -> bool:
     from ..site.builder import up_to_date
 
     try:
-        fresh, inputs = up_to_date(root, out)
+        fresh, walked = up_to_date(root, out)
+        inputs = walked[0]
     except Exception as exc:  # noqa: BLE001 - the server must outlive any edit
-        fresh, inputs = False, f"unreadable: {exc!r}"
+        fresh, walked, inputs = False, None, f"unreadable: {exc!r}"
     if fresh or failed.get("inputs") == inputs:
         return False
-    outcome, result = _build_apart(root, out, progress=False)
+    outcome, result = _build_apart(root, out, progress=False, walked=walked)
     if outcome != "built":
         failed["inputs"] = inputs
         if outcome == "failed":

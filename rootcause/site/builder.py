@@ -65,14 +65,15 @@ def _tell(message: str) -> None:
 
 @paused()
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
-          wait: float = LOCK_WAIT, timings=None) -> BuildResult:
+          wait: float = LOCK_WAIT, timings=None, walked: tuple | None = None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
     Entries and pages whose inputs did not change come from the build cache in
     `.rootcause-cache/` (`render_site`). `force` skips the up-to-date test, reads nothing from the build cache (it is written anew)
     and writes every file anew. One build at a time writes an output folder; another one waits
     up to `wait` seconds for it (E052 after that). `timings` (a `timings.Timings`) is filled
-    stage by stage.
+    stage by stage. `walked`: the walk of the inputs `up_to_date` has just made (`serve`), not
+    made again.
     """
     from ..timings import OFF
 
@@ -81,17 +82,17 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     root = root.resolve()
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
-        walked = None   # (fingerprint, fingerprint of the inputs besides entries, `cache.Inputs`)
+        # `walked`: (fingerprint, fingerprint of the inputs besides entries, `cache.Inputs`)
         last, quick_out = None, None   # the last build's state, as read for the test, and for where
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
             # a fresh process: the walk (an lstat per input) runs in a forked child while this one
             # imports what any build past this test needs (the config's schema); with nothing to
             # do, that import was spent on the other core
-            walking = Alongside(lambda: _walk(root, settings))
+            walking = Alongside(lambda: _walk(root, settings)) if walked is None else None
             from ..config import load_config  # noqa: F401
             last = read_manifest(quick_out, root)
-            walked = walking.result()
+            walked = walking.result() if walking is not None else walked
             if _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
@@ -152,20 +153,18 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                        time.perf_counter() - started, out=out, **stats)
 
 
-def up_to_date(root: Path, out: Path | None = None) -> tuple[bool, str]:
+def up_to_date(root: Path, out: Path | None = None) -> tuple[bool, tuple]:
     """The build's up-to-date test alone, in this process, for `serve` (which runs each build in
-    a child): whether a build would have nothing to do, and the fingerprint of the inputs it
-    took (`stamps.input_fingerprint`, from site.yml unvalidated)."""
-    from .stamps import input_fingerprint
-
+    a child): whether a build would have nothing to do, and the walk it made (`_walk`; its first
+    item is the inputs' fingerprint, from site.yml unvalidated), for that build to start from."""
     root = root.resolve()
     settings = quick_settings(root)
-    fingerprint = input_fingerprint(root, settings)
+    walked = _walk(root, settings)
     output = settings.get("output", "site")
     if not isinstance(output, str):
-        return False, fingerprint
+        return False, walked
     where = (out or root / output).resolve()
-    return _up_to_date(read_manifest(where, root), where, fingerprint), fingerprint
+    return _up_to_date(read_manifest(where, root), where, walked[0]), walked
 
 
 def _walk(root: Path, settings: dict) -> tuple[str, str, Inputs]:

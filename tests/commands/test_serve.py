@@ -70,7 +70,7 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     import os
 
     from rootcause.commands import serve
-    from rootcause.site import builder, stamps
+    from rootcause.site import builder
 
     pids = tmp_path / "pids"
     build = builder.build
@@ -86,13 +86,29 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     assert pids.read_text().split() and str(os.getpid()) not in pids.read_text().split()
     assert (small_project / "site" / "index.html").is_file()
 
-    walks, apart = [], []
-    fingerprints = stamps.input_fingerprints
-    monkeypatch.setattr(stamps, "input_fingerprints", lambda *a, **k: walks.append(1) or fingerprints(*a, **k))
+    apart, walk_log = [], tmp_path / "walks"
+    fingerprints = builder.input_fingerprints
+
+    def walking(*args, **kwargs):   # in this process or in a build's child: counted in a file
+        with open(walk_log, "a") as out:
+            out.write("walk\n")
+        return fingerprints(*args, **kwargs)
+
+    def walks() -> int:
+        return len(walk_log.read_text().split()) if walk_log.exists() else 0
+
+    monkeypatch.setattr(builder, "input_fingerprints", walking)
     build_apart = serve._build_apart
     monkeypatch.setattr(serve, "_build_apart", lambda *a, **k: apart.append(1) or build_apart(*a, **k))
     assert serve._rebuild(small_project, None, failed) is False   # nothing changed
-    assert (apart, walks) == ([], [1])
+    assert (apart, walks()) == ([], 1)
+
+    # a build takes the walk of the test before it: one walk per change, not two
+    about = small_project / "content" / "about.md"
+    about.write_text(about.read_text() + "\nMore.\n")
+    assert serve._rebuild(small_project, None, failed) is True
+    assert walks() == 2 and apart == [1]
+    apart.clear()
 
     entry = small_project / "entries" / SEED_ENTRY.name
     good = entry.read_text()
