@@ -310,9 +310,8 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     catalog.diagnostics.extend(folder_outside(root, "entries"))
     with timings.stage("load"):
         paths = entry_paths(root)
-        todo = list(paths)
-        cached, record_keys, raws = _cached_results(todo, root, config, store, version)
-    todo = [p for p in todo if p not in cached]
+        cached, record_keys, raws = _cached_results(paths, root, config, store, version)
+    todo = [p for p in paths if p not in cached]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     before = dict(CPU)
     with timings.stage("validate"):

@@ -71,17 +71,12 @@ def same_inputs(settings: dict, other: dict) -> bool:
     return all(settings.get(key) == other.get(key) for key in INPUT_KEYS)
 
 
-def input_fingerprint(root: Path, settings: dict) -> str:
-    """Cheap identity of every input: paths, sizes and modification times (no file is read; a
-    symbolic link is identified as itself, never by what it points at)."""
-    return input_fingerprints(root, settings)[0]
-
-
 def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> tuple[str, str]:
-    """(`input_fingerprint`, the same of every input but the entry files: what a rebuild of
-    changed entries requires unchanged), from one walk of the inputs. `seen`, when given, gets
-    each file's stat key (`cache.stat_key`) by its path, for `cache.Inputs.take` to use instead
-    of a second walk."""
+    """(A cheap identity of every input: paths, sizes and modification times, no file read, a
+    symbolic link identified as itself, never by what it points at; the same of every input but
+    the entry files: what a rebuild of changed entries requires unchanged), from one walk.
+    `seen`, when given, gets each file's stat key (`cache.stat_key`) by its path, for
+    `cache.Inputs.take` to use instead of a second walk."""
     every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
     every.update(f"{__version__}\0True\0".encode())
     others.update(f"{__version__}\0False\0".encode())
@@ -113,23 +108,23 @@ def _library_folders() -> bytes:
     of a nothing-to-do build."""
     from importlib.util import find_spec
 
+    folders = set()
+    for module in LIBRARY_MODULES:
+        try:
+            spec = find_spec(module)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin:
+            # a package's origin is its __init__.py: the folder it is installed in is above it
+            place = os.path.dirname(spec.origin)
+            folders.add(os.path.dirname(place) if spec.submodule_search_locations else place)
     lines = [sys.version]
-    for folder in sorted({os.path.dirname(os.path.dirname(spec.origin)) if spec.submodule_search_locations
-                          else os.path.dirname(spec.origin)
-                          for module in LIBRARY_MODULES for spec in [_spec(find_spec, module)]
-                          if spec is not None and spec.origin}):
+    for folder in sorted(folders):
         try:
             lines.append(f"{folder}\0{os.lstat(folder).st_mtime_ns}")
         except OSError:
             lines.append(folder)
     return "\n".join(lines).encode("utf-8", "surrogateescape")
-
-
-def _spec(find_spec, module: str):
-    try:
-        return find_spec(module)
-    except (ImportError, ValueError):
-        return None
 
 
 def theme_files(root: Path, config: "SiteConfig") -> tuple[list[Path], list]:
