@@ -101,7 +101,7 @@ def run(args) -> int:
 def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           out: Path | None = None) -> int:
     # what every build needs, imported once here: each build's child starts with it
-    from ..site import incremental, render  # noqa: F401
+    from ..site import builder, render  # noqa: F401
     from .livereload import BuildState, Handler, Server
 
     root = root.resolve()

@@ -7,7 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import Inputs, input_folders, stat_key
+from ..inputs import Inputs, input_folders, stat_key
 from ..config import load_config
 from ..errors import Diagnostic, display_path
 from ..files import kind_of, not_regular

@@ -1,12 +1,14 @@
 """The build, start to end. Thin on purpose: each stage lives in its own module.
 
-    config → catalog (load, schema, cross checks) → render pages → search files → feeds → write
+    load → check each entry → check across entries → index → render → write
 
-A build whose inputs (files under the project, by size and modification time, and the theme and
-package files) are unchanged since the last build, with that build's output intact, returns at
-once without loading anything. One in which only a few entry files changed is done in place by
-`incremental`, when the last build's site model can answer it; any other is a full build, which
-takes unchanged entries and pages from the build cache.
+Every stage runs on every build; what makes a build cheap is that the results of the stages that
+work per item are memoised in the project's store (`cache.RecordStore`), keyed by a hash of
+everything they are made from: a checked entry by its file, site.yml and the code's version; a
+rendered page by its context (`stamps.page_key`); a highlighted code block by its text. No
+stage has a second, incremental implementation. A build whose inputs (files under the project,
+by size and modification time, and the theme and package files) are unchanged since the last
+build, with that build's output intact, returns at once without loading anything.
 """
 
 from __future__ import annotations
@@ -16,15 +18,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from ..cache import Inputs, input_folders
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from ..forked import Alongside
 from .page_workers import EntryPageWorkers, links_of, render_pages, workers_share
-from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, input_fingerprints,
+from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, input_fingerprint,
                      page_key, quick_settings, render_stamp, same_inputs, theme_files)
 from .write import (OutputLock, SiteWriter, check_output_folder, file_digest, output_intact, read_manifest,
                     remove_leftovers, write_manifest)
@@ -45,13 +45,11 @@ class BuildResult:
     out: Path | None = None
     checked: int = 0       # entries parsed and checked (the rest came from the build cache)
     rendered: int = 0      # pages rendered (the rest came from the build cache)
-    in_place: bool = False  # only entries changed: the site was updated in place from its model (`incremental`)
 
     def summary(self) -> str:
         if self.up_to_date:
             return f"site is up to date ({self.out}); nothing to do in {self.seconds:.2f}s"
-        how = f"rebuilt {self.checked} changed entr{'y' if self.checked == 1 else 'ies'} of {self.entries} in place" \
-            if self.in_place else f"built {self.entries} entries into {self.pages} pages"
+        how = f"built {self.entries} entries into {self.pages} pages"
         return f"{how} ({self.files} files: {self.written} written, {self.reused} unchanged) in {self.seconds:.2f}s → {self.out}"
 
 
@@ -82,7 +80,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     root = root.resolve()
     with timings.stage("up-to-date test"):
         settings = quick_settings(root)
-        # `walked`: (fingerprint, fingerprint of the inputs besides entries, `cache.Inputs`)
+        # `walked`: (fingerprint,)
         last, quick_out = None, None   # the last build's state, as read for the test, and for where
         if not force and isinstance(settings.get("output", "site"), str):
             quick_out = (out or root / settings.get("output", "site")).resolve()
@@ -109,7 +107,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         # the walk of the up-to-date test, unless site.yml read in full names other input folders
         if not (walked and same_inputs(settings, settings_now)):
             walked = _walk(root, settings_now)
-        fingerprint, others, inputs = walked
+        fingerprint = walked[0]
 
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
@@ -120,35 +118,17 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         if problems:
             raise RootcauseError(problems)
         remove_leftovers(out)
-        if manifest:
-            # that the site is as the last build left it is proven in a forked child from here
-            # on, on the core that importing the rebuild's modules and working out the change
-            # leave idle; the rebuild writes nothing before its answer
-            intact = Alongside(lambda: output_intact(out, manifest))
-            try:
-                with timings.stage("load"):   # its imports: the entry schema, the renderer
-                    from .incremental import rebuild
-                quick = rebuild(root, out, config, fingerprint, others, manifest, intact, timings, inputs)
-            finally:
-                intact.close()
-            if quick is not None:
-                return BuildResult(quick.entries, quick.pages, quick.files, quick.written, quick.files - quick.written,
-                                   time.perf_counter() - started, out=out, checked=quick.checked, rendered=quick.rendered,
-                                   in_place=True)
         previous = manifest.get("files")
         with SiteWriter(out, previous=previous) as writer:
             stats: dict = {}
             entries, pages = render_site(root, timings.part("write")(writer.add),
                                          progress=progress and sys.stderr.isatty(),
                                          cache="write" if force else "use", timings=timings, stats=stats,
-                                         writer=writer, others=others)
+                                         writer=writer)
             with timings.stage("write"):
                 manifest = writer.commit(extra={"inputs": fingerprint})
         with timings.stage("write"):
-            from .incremental import per_record
-
-            model = stats.pop("model", None)
-            write_manifest(out, root, manifest, model, per_record=per_record(model or ()))
+            write_manifest(out, root, manifest)
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
 
@@ -167,16 +147,10 @@ def up_to_date(root: Path, out: Path | None = None) -> tuple[bool, tuple]:
     return _up_to_date(read_manifest(where, root), where, walked[0]), walked
 
 
-def _walk(root: Path, settings: dict) -> tuple[str, str, Inputs]:
-    """`input_fingerprints`, and the inputs the checks read (`cache.Inputs`) with the stat keys
-    that walk saw, for a rebuild in place (the input folders as `settings` name them; the rebuild
-    takes them again if site.yml, read in full, names others)."""
-    seen: dict = {}
-    fingerprints = input_fingerprints(root, settings, seen)
-    folders = input_folders(SimpleNamespace(**{key: value if isinstance(value, str) else None
-                                               for key in ("healthy_logs", "study")
-                                               for value in [settings.get(key)]}))
-    return (*fingerprints, Inputs.take(root, folders, taken=seen))
+def _walk(root: Path, settings: dict) -> tuple[str]:
+    """`input_fingerprint` of the input folders as `settings` name them (a build takes it again if
+    site.yml, read in full, names others)."""
+    return (input_fingerprint(root, settings),)
 
 
 def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:
@@ -198,29 +172,56 @@ def site_files(root: Path) -> dict[str, bytes]:
     return files
 
 
+@dataclass
+class Memo:
+    """Where the stages' per-item results are memoised (the project's store): checked entries by
+    their file's key, rendered pages by their page key, highlighted code blocks by their text.
+    `mode`: "use" reads and writes them, "write" only writes them (`--force`), "off" leaves the
+    store alone (every result computed afresh, nothing kept)."""
+
+    mode: str
+    entries: object
+    pages: object
+    codes: object
+    version: str
+
+    @classmethod
+    def open(cls, root: Path, mode: str) -> "Memo":
+        from ..cache import RecordStore
+
+        on, read = mode != "off", mode == "use"
+        return cls(mode, RecordStore(root, ENTRY_RECORDS, enabled=on, read=read),
+                   RecordStore(root, PAGE_RECORDS, enabled=on, read=read), code_store(root, enabled=on, read=read),
+                   build_version() if on else "")
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "off"
+
+    def prune(self) -> None:
+        """Forget what this build did not use (the pages and entries of an earlier state)."""
+        if self.on:
+            self.entries.prune()
+            self.pages.prune()
+            self.codes.prune()
+
+
 @paused()
 def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
-                timings=None, stats: dict | None = None, writer=None, others: str | None = None) -> tuple[int, int]:
+                timings=None, stats: dict | None = None, writer=None) -> tuple[int, int]:
     """Produce every file of the site, handing each to `emit(path, bytes)` as soon as it is ready;
     with `writer` (the output's `SiteWriter`), rendered pages are written by whichever process
     rendered them instead (`SiteWriter.put`), and `emit` gets every other file.
 
     Checks everything first: raises RootcauseError, before emitting anything, when any input has an
-    error. Returns (entries, pages). `others`: the fingerprint of the inputs besides the entry
-    files, taken when the build began (`stamps.input_fingerprints`); with it and the build cache,
-    `stats["model"]` gets the site model `incremental` rebuilds from.
+    error. Returns (entries, pages). `cache`: the `Memo` mode. `stats` gets the number of entries
+    checked and of pages rendered (not taken from the store).
 
-    `cache`: "use" reads and writes the build cache in `.rootcause-cache/` (entries by the hash of
-    their file, site.yml and the code's version; rendered pages by the hash of everything they
-    are made from), "write" only writes it (`--force`), "off" leaves it alone. `stats` gets the
-    number of entries checked and of pages rendered (not taken from a cache).
-
-    A build that writes pages through `writer` and the build cache forks its render workers
-    first (`page_workers.EntryPageWorkers`), before the catalog is loaded.
+    A build that writes pages through `writer` and the store forks its render workers first
+    (`page_workers.EntryPageWorkers`), before the catalog is loaded: they hold none of it.
     """
     from contextlib import nullcontext
 
-    from ..cache import RecordStore
     from ..entries.catalog import entry_paths
     from ..timings import OFF
     from . import render  # noqa: F401  (imported before the fork: the workers share its code)
@@ -228,137 +229,163 @@ def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
 
     timings = timings or OFF
     with timings.stage("load"):
-        entry_store = RecordStore(root, ENTRY_RECORDS, enabled=cache != "off", read=cache == "use")
-        page_store = RecordStore(root, PAGE_RECORDS, enabled=cache != "off", read=cache == "use")
-        codes = code_store(root, enabled=cache != "off", read=cache == "use")
-        version = build_version() if cache != "off" else ""
+        memo = Memo.open(root, cache)
     # before the workers are forked: they inherit it
-    with kept_in(codes) if cache != "off" else nullcontext():
+    with kept_in(memo.codes) if memo.on else nullcontext():
         ahead = None
-        if writer is not None and entry_store.enabled:
-            # (a cache folder that cannot be written holds no records for them to read)
+        if writer is not None and memo.entries.enabled:
+            # (a store that cannot be written holds no records for them to read)
             ahead = EntryPageWorkers.start(root, writer, len(entry_paths(root)))
         with ahead or nullcontext():
-            return _render_site(root, emit, progress, cache, timings, stats, writer, others, ahead,
-                                entry_store, page_store, codes, version)
+            project, content_pages = check(root, memo, timings)
+            files, asset_names = index(root, project, timings)
+            planned = plan(root, project, content_pages, asset_names, memo, timings)
+            with timings.stage("index"):
+                files.update(extras(project, planned))
+            with timings.stage("write"):
+                for path in sorted(files):
+                    emit(path, files[path])
+                del files
+            todo, pages = len(planned.todo), len(planned.pages)
+            note = f"{todo} of {pages} pages rendered, the rest from the store" if memo.mode == "use" else f"{todo} pages"
+            with timings.stage("render", note=note):
+                for path in sorted(planned.reuse):
+                    emit(path, planned.reuse[path])
+                render_all(project, planned, memo, emit, writer, ahead, progress, timings)
+    with timings.stage("write"):
+        memo.prune()
+    if stats is not None:
+        stats.update(checked=project.catalog.checked, rendered=todo)
+    return len(project.catalog.entries), pages
 
 
-def _render_site(root: Path, emit, progress: bool, cache: str, timings, stats: dict | None,
-                 writer, others: str | None, ahead: "EntryPageWorkers | None", entry_store, page_store, codes,
-                 version: str) -> tuple[int, int]:
+def check(root: Path, memo: Memo, timings) -> tuple:
+    """Stages 1-3, load, check each entry (memoised by its file's key) and check across entries,
+    and the content pages and theme files: (project, content pages); RootcauseError with every
+    problem when any input has an error."""
     from ..entries.project import open_project
     from .content import load_content
-    from .feeds import atom, robots, sitemap
-    from .render import (
-        Card,
-        Renderer,
-        aggregate_pages,
-        check_templates,
-        entry_page,
-        incoming_links,
-    )
+
+    project, problems = open_project(root, store=memo.entries if memo.on else None, version=memo.version,
+                                     timings=timings)
+    if project is None or any(d.severity == "error" for d in problems):
+        raise RootcauseError(problems)
+    _forget_positions(project.catalog)
+    with timings.stage("load"):
+        content_pages, content_problems = load_content(root)
+        theme_problems = theme_files(root, project.catalog.config)[1]
+    if content_problems or theme_problems:
+        raise RootcauseError(content_problems + theme_problems)
+    return project, content_pages
+
+
+def index(root: Path, project, timings) -> tuple[dict[str, bytes], dict[str, str]]:
+    """Stage 4: the theme's assets, the search files and `signatures.json`, as {path: bytes}, and
+    the assets' content-hashed names; the diagnosis index (for `diagnose`) is stored from them."""
     from .diagnosis_index import index_sections_of_parts, store_sections
     from .search import (SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_address,
                          signature_parts)
 
-    project, problems = open_project(root, store=entry_store if cache != "off" else None, version=version,
-                                     timings=timings)
-    if project is None or any(d.severity == "error" for d in problems):
-        raise RootcauseError(problems)
     catalog = project.catalog
     config = catalog.config
-    _forget_positions(catalog)
-    with timings.stage("load"):
-        content_pages, content_problems = load_content(root)
-        theme_problems = theme_files(root, config)[1]
-    if content_problems or theme_problems:
-        raise RootcauseError(content_problems + theme_problems)
-
     with timings.stage("index"):
         asset_names, files = collect_assets(root, config)
-        keep: dict = {}
-        search_files = build_search_files(catalog, keep, release=True)
+        search_files = build_search_files(catalog, release=True)
         parts = {entry_id: signature_parts(loaded) for entry_id, loaded in catalog.entries.items()}
-        related = {entry_id: [(r.id, r.relation) for r in loaded.entry.related]
-                   for entry_id, loaded in catalog.entries.items()}
-        consequences = consequences_of(related)
+        consequences = consequences_of({entry_id: [(r.id, r.relation) for r in loaded.entry.related]
+                                        for entry_id, loaded in catalog.entries.items()})
         signatures = assemble_signature_file(parts, consequences)
         files.update(search_files)
         files[SIGNATURES] = signatures
-        index = index_sections_of_parts(search_files, parts, consequences)
-        if project.inputs is not None:   # for `diagnose`, in .rootcause-cache/
-            store_sections(root, project.inputs, config.base_url, index)
-        del search_files, related
+        if project.inputs is not None:
+            store_sections(root, project.inputs, config.base_url,
+                           index_sections_of_parts(search_files, parts, consequences))
         asset_names["signatures.json"] = signature_address(file_digest(signatures))
+    return files, asset_names
 
+
+@dataclass
+class Plan:
+    """Every page of the site, and which of them the store already holds."""
+
+    pages: list
+    cards: dict            # entry id → `render.Card`
+    incoming: dict         # entry id → the links made to it
+    renderer: object
+    context: tuple         # what a render worker needs to make the renderer
+    todo: list             # the pages to render
+    reuse: dict            # path → the bytes the store holds for the page
+    keys: dict             # path → page key
+    checked: dict          # path → bytes of the pages rendered while checking their templates
+
+
+def plan(root: Path, project, content_pages: list, asset_names: dict, memo: Memo, timings) -> Plan:
+    """Stage 5a: every page to render, each keyed by everything it is made from (`stamps.page_key`),
+    and which of them the store already holds."""
+    from .render import Card, Renderer, aggregate_pages, check_templates, entry_page, incoming_links
+
+    catalog = project.catalog
+    config = catalog.config
     with timings.stage("render"):
         release_free_memory()
         cards = {entry_id: Card.of(loaded) for entry_id, loaded in catalog.entries.items()}
         incoming = incoming_links(catalog)
         pages = [entry_page(loaded, config, cards, incoming) for loaded in catalog.entries.values()]
-        plan = aggregate_pages(config, cards, content_pages, project.study)
-        pages += plan
+        pages += aggregate_pages(config, cards, content_pages, project.study)
         tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
-        renderer = Renderer(config, root, asset_names, tabs, keep_compiled=cache != "off")
-        stamp = render_stamp(root, config, asset_names, tabs, version) if cache != "off" else None
+        renderer = Renderer(config, root, asset_names, tabs, keep_compiled=memo.on)
+        stamp = render_stamp(root, config, asset_names, tabs, memo.version) if memo.on else None
         keys = {page.path: key for page in pages if stamp and (key := page_key(page, stamp)) is not None}
-        reuse = {path: body for path, key in keys.items() if (body := page_store.get(key)) is not None}
+        reuse = {path: body for path, key in keys.items() if (body := memo.pages.get(key)) is not None}
         todo = [page for page in pages if page.path not in reuse]
         # a template is checked on a page that is rendered now: one whose pages all come from the
-        # cache is the template they were rendered with (its content is part of their keys)
+        # store is the template they were rendered with (its content is part of their keys)
         checked: dict[str, bytes] = {}
         template_problems = check_templates(renderer, todo, checked)
         if template_problems:
             raise RootcauseError(template_problems)
-    with timings.stage("index"):
-        files["sitemap.xml"] = sitemap(pages, config.base_url, {i: c.reviewed for i, c in cards.items()})
-        files["robots.txt"] = robots(config.base_url)
-        files["feed.xml"] = atom(config, catalog.entries.values())
-        files[".nojekyll"] = b""
-        files["entry.schema.json"] = _schema_bytes(config)
-    with timings.stage("write"):
-        for path in sorted(files):
-            emit(path, files[path])
-        del files
-    with timings.stage("render", note=f"{len(todo)} of {len(pages)} pages rendered, the rest from the cache"
-                       if cache == "use" else f"{len(todo)} pages"):
-        for path in sorted(reuse):
-            emit(path, reuse[path])
-        with _progress(progress, len(todo)) as advance:
-            if writer is not None:
-                # each page is written (and kept in the page cache) where it was rendered: a
-                # worker sends back its hash, not its bytes
-                @timings.part("write")
-                def sink(path: str, data: bytes) -> tuple[str, bool]:
-                    if path in keys:
-                        page_store.put(keys[path], data)
-                    return writer.put(path, data)
+    return Plan(pages, cards, incoming, renderer, (config, asset_names, tabs, memo.on), todo, reuse, keys, checked)
 
-                if ahead is not None:
-                    _render_with(ahead, renderer, pages[:len(catalog.entries)], todo, checked, keys,
-                                 (config, asset_names, tabs, cache != "off"), cards, incoming, sink, writer, advance)
-                else:
-                    for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink,
-                                                               discard=writer.discard):
-                        writer.record(path, digest, linked)
-            else:
-                for path, data in render_pages(renderer, todo, advance, checked):
-                    emit(path, data)
-                    if path in keys:
-                        page_store.put(keys[path], data)
-    with timings.stage("write"):
-        if cache != "off":
-            entry_store.prune()
-            page_store.prune()
-            codes.prune()
-    if stats is not None:
-        stats.update(checked=catalog.checked, rendered=len(todo))
-        if cache != "off" and others is not None:
-            from .incremental import model_sections
 
-            with timings.stage("index"):
-                stats["model"] = model_sections(project, version, others, keep, parts, index, cards, len(pages), plan)
-    return len(catalog.entries), len(pages)
+def extras(project, planned: Plan) -> dict[str, bytes]:
+    """Stage 5b: the sitemap, robots.txt, the Atom feed and the entries' JSON Schema."""
+    from .feeds import atom, robots, sitemap
+
+    catalog = project.catalog
+    config = catalog.config
+    reviewed = {entry_id: card.reviewed for entry_id, card in planned.cards.items()}
+    return {"sitemap.xml": sitemap(planned.pages, config.base_url, reviewed), "robots.txt": robots(config.base_url),
+            "feed.xml": atom(config, catalog.entries.values()), ".nojekyll": b"",
+            "entry.schema.json": _schema_bytes(config)}
+
+
+def render_all(project, planned: Plan, memo: Memo, emit, writer, ahead: "EntryPageWorkers | None",
+               progress: bool, timings) -> None:
+    """Stage 6: render the pages the store did not hold, each kept in the store by its key and
+    written (with `writer`, by the process that rendered it: a worker sends back its hash)."""
+    catalog = project.catalog
+    keys, todo, renderer, checked = planned.keys, planned.todo, planned.renderer, planned.checked
+    with _progress(progress and bool(todo), len(todo)) as advance:
+        if writer is None:
+            for path, data in render_pages(renderer, todo, advance, checked):
+                emit(path, data)
+                if path in keys:
+                    memo.pages.put(keys[path], data)
+            return
+
+        @timings.part("write")
+        def sink(path: str, data: bytes) -> tuple[str, bool]:
+            if path in keys:
+                memo.pages.put(keys[path], data)
+            return writer.put(path, data)
+
+        if ahead is not None:
+            _render_with(ahead, renderer, planned.pages[:len(catalog.entries)], todo, checked, keys, planned.context,
+                         planned.cards, planned.incoming, sink, writer, advance)
+        else:
+            for path, (digest, linked) in render_pages(renderer, todo, advance, checked, sink,
+                                                       discard=writer.discard):
+                writer.record(path, digest, linked)
 
 
 def _forget_positions(catalog) -> None:

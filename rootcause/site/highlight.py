@@ -79,7 +79,7 @@ def highlighter_version() -> str:
     try:
         source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     except OSError:   # no source to hash: the whole package's version stands in for it
-        from ..cache import code_version
+        from ..inputs import code_version
 
         source = code_version()
     return repr((source, pygments_version, sys.version_info[:2]))

@@ -17,7 +17,6 @@ import hashlib
 import math
 import re
 from collections import defaultdict
-from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -149,22 +148,19 @@ def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str]) ->
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
 
 
-def build_search_files(catalog: Catalog, keep: dict | None = None, release: bool = False) -> dict[str, bytes]:
-    """{relative path: bytes} of every search file; shard names carry a content hash. `keep`, if
-    given, receives what a rebuild needs to rewrite only the shards one entry touches: the entry
-    order, the term weights by shard key and the shard names by shard key. `release`: the
-    entries' own weights are not needed afterwards (`term_weights`)."""
+def build_search_files(catalog: Catalog, release: bool = False) -> dict[str, bytes]:
+    """{relative path: bytes} of every search file; shard names carry a content hash. `release`:
+    the entries' own weights are not needed afterwards (`term_weights`)."""
     entries = sorted(catalog.entries.values(), key=search_key)
     n = len(entries)
     grouped = term_weights(entries, release)
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
-    names_by_group: dict[str, dict[str, str]] = {}
     for key in sorted(grouped):
         for shard, data in sorted(term_shards(grouped[key], key, n).items()):
             name = shard_path(shard, data)
             files[name] = data
-            shard_names[shard] = names_by_group.setdefault(key, {})[shard] = name[len("search/"):]
+            shard_names[shard] = name[len("search/"):]
     doc_shards = []
     for start in range(0, n, DOCS_PER_SHARD):
         rows = [doc_row(l.entry.id, l.entry.title, plain(l.entry.summary), l.entry.severity, l.entry.category)
@@ -173,8 +169,6 @@ def build_search_files(catalog: Catalog, keep: dict | None = None, release: bool
         files[name] = data
         doc_shards.append(name[len("search/"):])
     files[MANIFEST] = manifest_file(n, shard_names, doc_shards)
-    if keep is not None:
-        keep.update(order=[l.entry.id for l in entries], weights=grouped, shards=names_by_group, doc_shards=doc_shards)
     return files
 
 
@@ -199,21 +193,6 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
             elif relation == "caused-by":
                 found.setdefault(other, set()).add(entry_id)
     return {cause: sorted(ids) for cause, ids in sorted(found.items())}
-
-
-def consequences_in(signature_file: bytes) -> dict[str, list[str]]:
-    """The declared consequences a signatures.json holds (its first member, keys being sorted:
-    read without parsing the 13 MB after it at 10,000 entries); {} when it is not laid out so
-    (`splice_signature_file` then refuses the file, its top being checked whole)."""
-    head = b'{"consequences":'
-    end = signature_file.find(b',"decoration":', len(head))
-    if not signature_file.startswith(head) or end < 0:
-        return {}
-    try:
-        found = jsonbytes.loads(signature_file[len(head):end])
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
 
 
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
@@ -243,108 +222,12 @@ def _entry_item(entry_id: str, row: bytes) -> bytes:
 def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
     """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
     from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
-    once, so that a rebuild can replace one entry's parts without touching the rest
-    (`splice_signature_file`)."""
+    once (each entry's parts are made once, where the entry is checked)."""
     ids = sorted(parts)
     values = _signature_top(consequences)
     values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
     values["entries"] = b"{" + b",".join(_entry_item(i, parts[i][1]) for i in ids if parts[i][1] is not None) + b"}"
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
-
-
-def signature_layout(parts: dict[str, tuple[bytes, bytes | None]]) -> dict[str, list]:
-    """How long each entry's share of signatures.json is, by id in sorted order: the length of its
-    signatures (0: none) and of its row (-1: none). What `splice_signature_file` needs to find
-    an entry's parts in the file without parsing it."""
-    ids = sorted(parts)
-    return {"ids": ids, "sigs": [len(parts[i][0]) for i in ids],
-            "rows": [len(parts[i][1]) if parts[i][1] is not None else -1 for i in ids]}
-
-
-def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences: dict[str, list[str]],
-                          consequences: dict[str, list[str]], changed: dict[str, tuple[bytes, bytes | None]]
-                          ) -> tuple[bytes, dict[str, tuple[bytes, bytes | None]]] | None:
-    """signatures.json with the `changed` entries' parts put in place of their old ones: `old`
-    cut where `layout` (the old parts' lengths) and the old consequences say each part is, and
-    joined again around the new parts; the same bytes as `assemble_signature_file` of the new
-    parts. Returns it and the changed entries' old parts; None when `old` is not laid out as
-    they say, or when an entry gains or loses its signatures or its row (the caller rebuilds).
-
-    Every item's end is checked (a comma after each, the bracket after the last), at 10,000
-    entries 20,000 places: their offsets are summed and the bytes there gathered in C."""
-    ids, sig_lengths, row_lengths = layout["ids"], layout["sigs"], layout["rows"]
-    values = _signature_top(old_consequences)
-    keys = sorted([*values, "entries", "signatures"])
-    # each entry's item in the two members, by its place in `ids` (-1: it has none there)
-    item_lengths = {"entries": [len(i) + 3 + n if n >= 0 else -1 for i, n in zip(ids, row_lengths)],
-                    "signatures": [n if n > 0 else -1 for n in sig_lengths]}
-    present = {key: [n for n in items if n >= 0] for key, items in item_lengths.items()}   # in file order
-    lengths = {key: 2 + sum(items) + max(0, len(items) - 1) for key, items in present.items()}
-    if old[:1] != b"{":
-        return None
-    at, starts = 1, {}
-    for n, key in enumerate(keys):
-        name = _dump(key) + b":"
-        if old[at:at + len(name)] != name:
-            return None
-        at += len(name)
-        starts[key] = at
-        length = lengths[key] if key in lengths else len(values[key])
-        if key not in lengths and old[at:at + length] != values[key]:
-            return None
-        at += length
-        if old[at:at + 1] != (b"}" if n == len(keys) - 1 else b","):
-            return None
-        at += 1
-    if at != len(old):
-        return None
-    number = {entry_id: n for n, entry_id in enumerate(ids) if entry_id in changed} if changed else {}
-    if len(number) != len(changed):
-        return None
-    view = memoryview(old)   # the unchanged runs are joined from here, not copied first
-    previous: dict[str, list] = {i: [b"", None] for i in changed}
-    pieces: dict[str, list] = {}
-    for key, part, opening, closing in (("entries", 1, b"{", b"}"), ("signatures", 0, b"[", b"]")):
-        start, end = starts[key], starts[key] + lengths[key]
-        if old[start:start + 1] != opening or old[end - 1:end] != closing:
-            return None
-        items, lengths_here = item_lengths[key], present[key]
-        # where each item ends: the first after the opening bracket, each next one after a comma
-        ends = list(accumulate([n + 1 for n in lengths_here], initial=start))[1:]
-        if lengths_here and bytes(map(old.__getitem__, ends)) != b"," * (len(lengths_here) - 1) + closing:
-            return None   # not where the layout says the items end
-        # the place of each changed entry's item among the items present
-        rank = {entry_id: n - items[:n].count(-1) for entry_id, n in number.items() if items[n] >= 0}
-        body, cut = [view[start:start + 1]], start + 1   # the bracket kept, each item then its comma
-        for entry_id in sorted(rank, key=rank.__getitem__):
-            k = rank[entry_id]
-            place, stop = ends[k] - lengths_here[k], ends[k]
-            old_part = old[place:stop]
-            new_part = changed[entry_id][part]
-            if new_part is None or (part == 0 and not new_part):
-                return None
-            if part == 1:
-                head = _entry_item(entry_id, b"")
-                if not old_part.startswith(head):
-                    return None
-                previous[entry_id][1] = old_part[len(head):]
-                new_part = _entry_item(entry_id, new_part)
-            else:
-                previous[entry_id][0] = old_part
-            body += [view[cut:place], new_part]
-            cut = stop
-        body.append(view[cut:end])
-        pieces[key] = body
-    for entry_id, (sigs, row) in changed.items():
-        if bool(previous[entry_id][0]) != bool(sigs) or (previous[entry_id][1] is None) != (row is None):
-            return None
-    new_values = _signature_top(consequences)
-    segments: list = [b"{"]
-    for n, key in enumerate(keys):
-        segments.append(_dump(key) + b":")
-        segments += pieces[key] if key in pieces else [new_values[key]]
-        segments.append(b"}" if n == len(keys) - 1 else b",")
-    return b"".join(segments), {i: (bytes(p[0]), p[1]) for i, p in previous.items()}
 
 
 def build_signature_file(catalog: Catalog) -> bytes:

@@ -1,7 +1,6 @@
-"""What a build depends on, and the keys its caches are filed under: the input files and their
-cheap fingerprint (sizes and modification times), the theme's assets under content-hashed
-names, the version of the code and libraries, and the key of each rendered page. Shared by the
-full build (`builder`) and the rebuild of a few changed entries (`incremental`).
+"""What a build depends on, and the keys its results are memoised under: the input files and
+their cheap fingerprint (sizes and modification times), the theme's assets under content-hashed
+names, the version of the code and libraries, and the key of each rendered page.
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import PACKAGE, RecordStore, code_files, key_of, listing
+from ..cache import RecordStore
+from ..inputs import PACKAGE, code_files, listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -71,41 +71,28 @@ def same_inputs(settings: dict, other: dict) -> bool:
     return all(settings.get(key) == other.get(key) for key in INPUT_KEYS)
 
 
-def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> tuple[str, str]:
-    """(A cheap identity of every input: paths, sizes and modification times, no file read, a
-    symbolic link identified as itself, never by what it points at; the same of every input but
-    the entry files: what a rebuild of changed entries requires unchanged), from one walk.
-    `seen`, when given, gets each file's stat key (`cache.stat_key`) by its path, for
-    `cache.Inputs.take` to use instead of a second walk."""
-    every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
-    every.update(f"{__version__}\0True\0".encode())
-    others.update(f"{__version__}\0False\0".encode())
-    entries = os.fspath(root / "entries") + "/"
+def input_fingerprint(root: Path, settings: dict) -> str:
+    """A cheap identity of every input: paths, sizes and modification times, no file read, a
+    symbolic link identified as itself, never by what it points at (the up-to-date test)."""
+    every = hashlib.blake2b(digest_size=16)
+    every.update(f"{__version__}\0".encode())
     lstat = os.lstat
     for path in _input_files(root, settings):
         try:
             stat = lstat(path)
         except OSError:
             continue
-        line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape")
-        if seen is not None:
-            seen[path] = key_of(stat)
-        every.update(line)
-        if not (path.endswith(".yaml") and path.startswith(entries) and "/" not in path[len(entries):]):
-            others.update(line)
-    libraries = _library_folders()
-    every.update(libraries)
-    others.update(libraries)
-    return every.hexdigest(), others.hexdigest()
+        every.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
+    every.update(_library_folders())
+    return every.hexdigest()
 
 
 def _library_folders() -> bytes:
     """Python's version and the modification time of the folder each cached library is installed
     in (`LIBRARY_MODULES`, found without importing them): installing, upgrading or removing one
     (Pygments, jinja2, Material's stylesheets) renames its metadata folder there, so the site is
-    not taken as up to date with what the old one made, nor the model of the last build as made
-    by this code. An lstat each: reading the libraries' versions (`build_version`) costs a tenth
-    of a nothing-to-do build."""
+    not taken as up to date with what the old one made. An lstat each: reading the libraries'
+    versions (`build_version`) costs a tenth of a nothing-to-do build."""
     from importlib.util import find_spec
 
     folders = set()
@@ -193,7 +180,7 @@ def build_version() -> str:
     """The version of everything besides the project that a cached entry or page depends on."""
     from importlib import metadata
 
-    from ..cache import code_version
+    from ..inputs import code_version
     from .render import theme_folder
 
     versions = []

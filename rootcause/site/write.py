@@ -5,9 +5,9 @@ exchange on Linux, two renames elsewhere). Files whose bytes did not change sinc
 are hard-linked from it instead of written again, which keeps rebuilds cheap; a file is reused
 only after its bytes on disk were compared with the new ones, so a file corrupted by hand (or by
 anything else) is written again, and `--force` reuses nothing. The build's state (every file's
-hash, the inputs' fingerprint and when it was written) is kept in the project's cache,
-`.rootcause-cache/build-state-<hash of the output path>`, not in the output folder: the folder
-holds only what is deployed. A build refuses to replace a non-empty folder that is neither
+hash, the inputs' fingerprint and when it was written) is a record of the project's store
+(`cache.RecordStore`, outside the project), not in the output folder: the folder holds only what
+is deployed. A build refuses to replace a non-empty folder that is neither
 recorded there nor has the files every rootcause site has (`LOOKS_BUILT`; the manifest file of
 earlier versions, `.rootcause-build.json`, counts too), refuses the project folder itself or one
 of its parents, and refuses any output path that would land outside the output folder.
@@ -32,7 +32,7 @@ import time
 from pathlib import Path, PurePosixPath
 
 from .. import jsonbytes
-from ..cache import read_cache, write_cache
+from ..cache import RecordStore
 from ..errors import Diagnostic, RootcauseError
 
 #: the manifest file earlier versions wrote into the output folder (now the state is in the cache)
@@ -40,53 +40,38 @@ LEGACY_MANIFEST = ".rootcause-build.json"
 #: files every site rootcause builds has at its top: a folder with all of them is taken as one
 #: this program wrote when the cache that recorded it is gone (deleted, or another checkout's)
 LOOKS_BUILT = ("index.html", "404.html", "entry.schema.json", ".nojekyll", "sitemap.xml", "robots.txt")
-STATE_KIND = "build-state"
 _RENAME_EXCHANGE = 2
 
 
+STATE_RECORDS = "build-state"
+
+
 def state_name(out: Path) -> str:
-    return "build-state-" + hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
+    """The key of the state of the builds into `out`."""
+    return hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
 
 
 def read_manifest(out: Path, root: Path | None = None) -> dict:
-    """The state the last build into `out` left in `root`'s cache ({} if none, or not whole):
+    """The state the last build into `out` left in `root`'s store ({} if none, or not whole):
     {"files": {path: hash}, "inputs": fingerprint, "written_ns": time}. `root` defaults to the
-    output's parent folder (where `write_site` keeps it)."""
+    output's parent folder."""
     root = root if root is not None else out.resolve().parent
-    cached = read_cache(root, state_name(out), STATE_KIND)
-    if cached is None:
-        return {}
+    body = RecordStore(root, STATE_RECORDS).get(state_name(out))
     try:
-        if cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
-            return {}
-        data = jsonbytes.loads(cached.section("state") or b"null")
+        data = jsonbytes.loads(body) if body is not None else None
     except (ValueError, RecursionError):
         return {}
-    finally:
-        cached.close()
-    if not (isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("written_ns"), int)):
+    if not (isinstance(data, dict) and data.get("out") == os.fsdecode(os.fsencode(out.resolve()))
+            and isinstance(data.get("files"), dict) and isinstance(data.get("written_ns"), int)):
         return {}
     return data
 
 
-def write_manifest(out: Path, root: Path | None, manifest: dict, sections: dict[str, bytes] | None = None,
-                   per_record: tuple[str, ...] = (), prune: bool = True) -> bool:
-    """Record the build's state; `sections`: more that a later build reads from the same file
-    (the site model of `incremental`), `per_record` of them checked record by record; `prune`:
-    as `cache.write_cache`."""
+def write_manifest(out: Path, root: Path | None, manifest: dict) -> bool:
+    """Record the build's state in the project's store."""
     root = root if root is not None else out.resolve().parent
-    body = jsonbytes.dumps(manifest, sort_keys=True)
-    return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
-                       {"state": body, **(sections or {})}, per_record=per_record, prune=prune)
-
-
-def open_state(out: Path, root: Path):
-    """The last build's state file for `out` (a `cache.CacheFile`, for its other sections), or None."""
-    cached = read_cache(root, state_name(out), STATE_KIND)
-    if cached is not None and cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
-        cached.close()
-        return None
-    return cached
+    body = jsonbytes.dumps(dict(manifest, out=os.fsdecode(os.fsencode(out.resolve()))), sort_keys=True)
+    return RecordStore(root, STATE_RECORDS).put(state_name(out), body)
 
 
 def looks_built(out: Path) -> bool:
@@ -383,49 +368,8 @@ def file_clock(out: Path) -> int:
         return time.time_ns()
 
 
-def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], removed: set[str],
-                    digests: dict[str, str] | None = None) -> dict:
-    """Write the few files of a rebuild into the site itself, each one whole (a temporary file
-    renamed over the old), delete `removed`, and return the new state. The caller holds the
-    output's lock and made sure the site is as `manifest` says. Only the files are atomic, not
-    the set: a build killed half-way leaves files newer than the recorded state, which the next
-    build sees (`output_intact`) and answers with a full build."""
-    out = out.resolve()
-    files = dict(manifest["files"])
-    try:
-        for path, data in sorted(changed.items()):
-            relative = safe_relative(path)
-            target = out / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) |
-                         getattr(os, "O_CLOEXEC", 0), 0o644)
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(temporary, target)
-            files[relative] = digests[path] if digests and path in digests else file_digest(data)
-        for path in sorted(removed):
-            relative = safe_relative(path)
-            try:
-                os.unlink(out / relative)
-            except FileNotFoundError:
-                pass
-            files.pop(relative, None)
-            folder = (out / relative).parent
-            while folder != out:   # a cold build leaves no empty folder (a list's vanished last page)
-                try:
-                    folder.rmdir()
-                except OSError:
-                    break
-                folder = folder.parent
-    except OSError as exc:
-        raise _unwritable(out, exc) from None
-    # (`write_manifest` records them sorted by path)
-    return {**manifest, "files": files, "written_ns": file_clock(out)}
-
-
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None, root: Path | None = None) -> tuple[int, int]:
-    """Replace `out` with exactly `files`, its state kept in `root`'s cache (default: the output's
+    """Replace `out` with exactly `files`, its state kept in `root`'s store (default: the output's
     parent folder). Returns (files written, files reused from the last build)."""
     out = out.resolve()
     with OutputLock(out):
