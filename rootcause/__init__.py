@@ -10,8 +10,22 @@ As a library (for fleet scans and tools of your own)::
         report = matcher.diagnose_file(path)
 
 `Matcher(root=PROJECT)` reads the project instead, as `diagnose` does: its compiled signature
-index in `.rootcause-cache/` when that is fresh, else the entries, validated first;
+index in the project's store when that is fresh, else the entries, validated first;
 `rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
+
+The package map. Top-level modules, by what they are:
+
+- Primitives: `version`, `errors` (the one diagnostic type), `text` (decoration, tokens,
+  printable text), `jsonbytes` (JSON as bytes).
+- Contributor inputs: `files` (reading untrusted files), `located_yaml` (YAML with positions),
+  `validation` (pydantic errors as positioned diagnostics), `config` (`site.yml`), `inputs` (the
+  input files, their stat keys and hashes: freshness).
+- Build runtime: `cache` (the store: records by key, outside the project), `collector` (garbage
+  collector and malloc housekeeping), `forked` (work in a forked child), `timings`
+  (`build --timings`).
+- Faces: `api` (the library), `__main__`.
+
+Subpackages, one layer each: `matching` < `entries` < `site` < `commands`.
 """
 
 from .version import __version__

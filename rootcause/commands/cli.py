@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None, ending: bool = False) -> int:
         return 1
 
 
-#: the commands that end when their work is done (not `serve`, nor `run` or `diagnose --follow`,
+#: the commands that end when their work is done (not `serve` nor `run`,
 #: which watch for as long as they are left running)
 ONE_SHOT = ("build", "check")
 

@@ -308,7 +308,6 @@ class Persistent(Strict):
     within: int = Field(ge=2, le=1_000_000, description="Window, in log lines, in which `count` matches must fall.")
 
 
-ROLES = ("cause", "consequence", "warning", "symptom")
 ALIAS_CHARS = 60
 
 

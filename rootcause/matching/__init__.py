@@ -1,6 +1,9 @@
-"""The signature language and everything that reads logs: patterns and placeholders
-(`patterns`), launcher prefixes (`logline`), what "a signature matches" means (`signatures`),
-the streaming scanner (`scanner`) and the ranking of what it found (`ranking`).
+"""The signature language and everything that reads logs.
+
+Modules: `patterns` (placeholders → portable regexes), `logline` (launcher prefixes), `events`
+(what a failure leaves in a log), `signatures` (what "a signature matches" means), `anchors`
+(signatures by their literal anchors), `scanner` (streaming logs), `incident` (the log model and
+the first failure), `ranking` (findings and the report), `propose` (a signature from a log line).
 
 The lowest layer above the base modules: it may import `rootcause.errors` and `rootcause.text`,
 never `rootcause.entries`, `rootcause.site` or `rootcause.commands`, so that a built site's

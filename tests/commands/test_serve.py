@@ -87,7 +87,7 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     assert (small_project / "site" / "index.html").is_file()
 
     apart, walk_log = [], tmp_path / "walks"
-    fingerprints = builder.input_fingerprints
+    fingerprints = builder.input_fingerprint
 
     def walking(*args, **kwargs):   # in this process or in a build's child: counted in a file
         with open(walk_log, "a") as out:
@@ -97,7 +97,7 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     def walks() -> int:
         return len(walk_log.read_text().split()) if walk_log.exists() else 0
 
-    monkeypatch.setattr(builder, "input_fingerprints", walking)
+    monkeypatch.setattr(builder, "input_fingerprint", walking)
     build_apart = serve._build_apart
     monkeypatch.setattr(serve, "_build_apart", lambda *a, **k: apart.append(1) or build_apart(*a, **k))
     assert serve._rebuild(small_project, None, failed) is False   # nothing changed
