@@ -89,8 +89,8 @@ class RecordStore:
         self.idle_days = idle_days
         self.hits = self.misses = 0
         base = project_folder(root) if enabled else None
-        self.folder: Path | None = base / kind if base is not None else None
-        self.enabled = self.folder is not None and _real_folder(self.folder)
+        self.folder: Path = base / kind if base is not None else Path(os.devnull)
+        self.enabled = base is not None and _real_folder(self.folder)
 
     def _file(self, key: str) -> str:
         if not _KEY.fullmatch(key):

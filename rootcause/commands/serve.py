@@ -16,11 +16,12 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ..errors import RootcauseError
 from ..text import printable
 
-def _build_apart(root: Path, out: Path | None, progress: bool, walked: tuple | None = None) -> tuple[str, object]:
+def _build_apart(root: Path, out: Path | None, progress: bool, walked: tuple | None = None) -> tuple[str, Any]:
     """One build in a forked child (`forked.Alongside`; done here where there is no fork): what
     it allocates goes with the child (600 MB at 10,000 entries, which CPython's allocator would
     otherwise keep for the life of the server, and which every later fork would pay for).
@@ -29,7 +30,7 @@ def _build_apart(root: Path, out: Path | None, progress: bool, walked: tuple | N
     from ..forked import Alongside
     from ..site.builder import build
 
-    def work() -> tuple[str, object]:
+    def work() -> tuple[str, Any]:
         try:
             return "built", build(root, out=out, progress=progress, walked=walked)
         except RootcauseError as error:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..cache import RecordStore
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from ..forked import Alongside
@@ -91,7 +92,7 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             from ..config import load_config  # noqa: F401
             last = read_manifest(quick_out, root)
             walked = walking.result() if walking is not None else walked
-            if _up_to_date(last, quick_out, walked[0]):
+            if walked is not None and _up_to_date(last, quick_out, walked[0]):
                 return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=quick_out)
     from ..config import load_config
 
@@ -180,15 +181,13 @@ class Memo:
     store alone (every result computed afresh, nothing kept)."""
 
     mode: str
-    entries: object
-    pages: object
-    codes: object
+    entries: RecordStore
+    pages: RecordStore
+    codes: RecordStore
     version: str
 
     @classmethod
     def open(cls, root: Path, mode: str) -> "Memo":
-        from ..cache import RecordStore
-
         on, read = mode != "off", mode == "use"
         return cls(mode, RecordStore(root, ENTRY_RECORDS, enabled=on, read=read),
                    RecordStore(root, PAGE_RECORDS, enabled=on, read=read), code_store(root, enabled=on, read=read),

@@ -16,6 +16,7 @@ Two kinds of workers, both forked:
 from __future__ import annotations
 
 import os
+from typing import Literal
 from pathlib import Path
 
 from ..forked import quiet_worker
@@ -208,7 +209,7 @@ class EntryPageWorkers:
     def __enter__(self) -> "EntryPageWorkers":
         return self
 
-    def __exit__(self, *_exc) -> bool:
+    def __exit__(self, *_exc) -> Literal[False]:
         self.close()
         return False
 

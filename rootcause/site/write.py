@@ -29,6 +29,7 @@ import re
 import shutil
 import stat
 import time
+from typing import Literal
 from pathlib import Path, PurePosixPath
 
 from .. import jsonbytes
@@ -198,7 +199,7 @@ class OutputLock:
         self.fd = fd
         return self
 
-    def __exit__(self, *_exc) -> bool:
+    def __exit__(self, *_exc) -> Literal[False]:
         if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
@@ -222,7 +223,7 @@ def _alive(pid: int) -> bool:
 def remove_leftovers(out: Path) -> list[Path]:
     """Staging (and half-swapped old) folders of `out` left by builds that were killed: removed
     when their process is gone. Called with the output's lock held."""
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(os.scandir(out.parent))
     except OSError:
@@ -267,7 +268,7 @@ class SiteWriter:
         self._dirs.add(self.staging)
         return self
 
-    def __exit__(self, kind, *_exc) -> bool:
+    def __exit__(self, kind, *_exc) -> Literal[False]:
         if kind is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
         return False
