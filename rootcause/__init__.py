@@ -10,19 +10,22 @@ As a library (for fleet scans and tools of your own)::
         report = matcher.diagnose_file(path)
 
 `Matcher(root=PROJECT)` reads the project instead, as `diagnose` does: its compiled signature
-index in `.rootcause-cache/` when that is fresh, else the entries, validated first;
+index in `.rootcause-cache/` when that is fresh, else the entries, validated first; with neither,
+the project in the current folder or else the encyclopedia bundled with rootcause. Every report
+says which answered (`report["encyclopedia"]`). Failures raise `rootcause.DiagnosisError`;
 `rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
 """
 
 from .version import __version__
 
-__all__ = ["Matcher", "Scanner", "diagnose_file", "diagnose_text", "__version__"]
+__all__ = ["DiagnosisError", "Encyclopedia", "EntriesHaveErrors", "Matcher", "NoEncyclopedia", "Origin",
+           "RootcauseUnavailable", "Scanner", "UnreadableLog", "diagnose_file", "diagnose_text", "__version__"]
 
 
 def __getattr__(name: str):
     """The library's names, imported when first used: `rootcause build` and every other command
     import this package too, and need none of the matcher (0.04 s of imports)."""
-    if name in __all__:
+    if name in __all__ and name != "__version__":
         from . import api
 
         return getattr(api, name)

@@ -15,27 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .incident import Failure, Incident, LogModel, build_incident
+from .rows import EntryInfo
 from .scanner import MAX_LINES_SHOWN, Report
 from .signatures import CompiledSignature, Match
-
-@dataclass(frozen=True)
-class Persistence:
-    count: int
-    within: int
-
-
-@dataclass
-class EntryInfo:
-    """What a report shows about an entry; from the catalog or a built site's index."""
-
-    id: str
-    title: str
-    summary: str
-    url: str
-    fix: str
-    role: str = "cause"
-    persistent: Persistence | None = None
-
 
 @dataclass
 class Finding:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 NAME = "diagnose-index"
 KIND = "rootcause diagnose index"
-FORMAT = 5
+FORMAT = 6
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 
@@ -99,8 +99,8 @@ class DiagnosisIndex:
         return self._entry_index
 
     def entry(self, entry_id: str):
-        """The entry's row as in signatures.json ([title, summary, address, first step, role,
-        persistence]), or None for an id the index does not hold."""
+        """The entry's row as in signatures.json (`matching.rows`), or None for an id the index
+        does not hold."""
         place = self.entry_ids().get(entry_id)
         if place is None:
             return None

@@ -640,7 +640,7 @@ def _rebuild_changed(root: Path, out: Path, config, fingerprint: str, state, tim
             digests = {SIGNATURES: file_digest(signature_file)}   # 13 MB at 10,000 entries: hashed once
             signature_file_changed = manifest["files"].get(SIGNATURES) != digests[SIGNATURES]
             change = _Change(fresh, before, old_entries, related, old_loaded, cards)
-            weights_blob = _search_update(out, manifest, state, model, change, files, removed)
+            weights_blob = _search_update(out, manifest, state, model, change, files, removed, config.base_url)
 
         with timings.stage("render"):
             # the entry pages too, unless the child renders them
@@ -818,7 +818,8 @@ def _site_file(out: Path, manifest: dict, path: str) -> bytes:
     return body
 
 
-def _search_update(out: Path, manifest: dict, state, model: dict, change: _Change, files: dict, removed: set) -> dict:
+def _search_update(out: Path, manifest: dict, state, model: dict, change: _Change, files: dict, removed: set,
+                   base_url: str) -> dict:
     """The search files one change touches: the shards of the tokens whose weights changed (each
     two-character group recomputed whole), the doc shards of the changed entries (the last build's,
     their rows put in place), the manifest. Returns the changed weight groups, by group, for the
@@ -883,7 +884,7 @@ def _search_update(out: Path, manifest: dict, state, model: dict, change: _Chang
         files[name] = data
         doc_shards[shard] = name[len("search/"):]
     files[MANIFEST] = manifest_file(n, {shard: name for names in model["shards"].values()
-                                        for shard, name in names.items()}, doc_shards)
+                                        for shard, name in names.items()}, doc_shards, base_url)
     return groups
 
 

@@ -92,7 +92,7 @@ def test_a_summary_edit_is_rebuilt_in_place(project: Path):
     assert 3 < result.written < 60
     same_as_cold(project)
     index = diagnosis_index.load(project)   # diagnose reads the new summary without checking anything
-    assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Rewritten here.")
+    assert index is not None and index.entry("nccl-watchdog-collective-timeout")["summary"].startswith("Rewritten here.")
     assert build(project, progress=False).up_to_date
 
 
@@ -311,7 +311,7 @@ def test_check_between_edit_and_build_keeps_the_rebuild_in_place(project: Path):
     assert result.in_place
     same_as_cold(project)
     index = diagnosis_index.load(project)
-    assert index is not None and index.entry("nccl-watchdog-collective-timeout")[1].startswith("Checked first.")
+    assert index is not None and index.entry("nccl-watchdog-collective-timeout")["summary"].startswith("Checked first.")
 
 
 def dying_in_a_child(work, calls: list):
