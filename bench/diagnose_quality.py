@@ -10,7 +10,8 @@ For the command line's matcher (`rootcause.matching` + the search index, as `roo
 for the browser's matcher (theme/assets/matcher.js in Node, on the built site's signatures.json)
 and for a plain BM25 full-text search over the same entries (rank-bm25's BM25Okapi over each
 entry's title, summary, signatures, examples, symptoms and root cause; the query is the whole
-log), this prints, separately for logs whose thread an entry cites ("seen") and the rest:
+log), this prints, separately for the two halves of the benchmark, and for the logs whose thread an
+entry cites ("seen"):
 - top-1 and top-3 over covered failures (label is an entry): the report's first failure (or,
   when the log shows only consequences, its first result) is the labelled entry;
 - "unknown" right on uncovered failures (label `none`): the report says the first failure is
@@ -19,8 +20,14 @@ log), this prints, separately for logs whose thread an entry cites ("seen") and 
 - first failing rank on the multi-rank runs that know it.
 
     python bench/diagnose_quality.py            # both matchers and BM25; about 20 s
-    python bench/diagnose_quality.py --cases    # also one line per case
+    python bench/diagnose_quality.py --cases    # also one line per case of the dev half
     python bench/diagnose_quality.py --json out.json
+
+The halves: every case is put, once and for all, in the **dev** half or the **sealed** half by
+a fixed hash of its thread's URL (`half`; a run by its name). Work on the dev half: look at its
+misses and fix their causes. The sealed half is never looked at case by case: `--cases` does not
+print it, and only its totals are reported, beside BM25's on the same logs; those are the
+figures that count.
 """
 
 from __future__ import annotations
@@ -56,6 +63,17 @@ def load_cases(root: Path = CASES) -> list[dict]:
     return cases
 
 
+def half(case: dict) -> str:
+    """'dev' or 'sealed', fixed by the case's thread (all logs of one thread in one half): the
+    first byte of the SHA-256 of its canonical URL, even → dev. A run, whose source is a command,
+    by its name."""
+    import hashlib
+
+    source = str(case.get("source", ""))
+    key = _canonical(source) if source.startswith("http") else case["name"].rsplit("/", 1)[-1]
+    return "dev" if hashlib.sha256(key.encode()).digest()[0] % 2 == 0 else "sealed"
+
+
 def cited_urls(catalog) -> set[str]:
     urls = set()
     for loaded in catalog.entries.values():
@@ -77,20 +95,12 @@ class Cli:
     name = "rootcause CLI"
 
     def __init__(self):
-        from rootcause.commands.diagnose import _from_project, possible_entries
+        from rootcause.encyclopedia import Encyclopedia
 
-        self.signatures, self.infos, self.consequences, _, self.index = _from_project(REPO)
-        self.possible = possible_entries
-        from rootcause.matching.scanner import Scanner
-
-        self.scanner = Scanner(self.signatures)
+        self.encyclopedia = Encyclopedia.open(root=REPO)
 
     def report(self, text: str) -> dict:
-        from rootcause.matching.ranking import rank, report_json
-
-        data = report_json(rank(self.scanner.scan_text(text), self.consequences, self.infos), self.infos, 5)
-        data["possible"] = self.possible(self.index, data["unknown"], self.infos)
-        return data
+        return self.encyclopedia.diagnose_text(text, 5)
 
 
 class Browser:
@@ -165,8 +175,8 @@ class Bm25:
 def score(cases: list[dict], answers: list[tuple[list[str], int | None]], can_abstain: bool) -> dict:
     """answers[i] = (top-3 list, first failing rank, note entries) for cases[i]."""
     out = {}
-    for part in ("seen", "unseen", "all"):
-        chosen = [(c, a) for c, a in zip(cases, answers) if part == "all" or c["_part"] == part]
+    for part in PARTS:
+        chosen = [(c, a) for c, a in zip(cases, answers) if part == "all" or part in (c["_part"], c["_half"])]
         covered = [(c, a) for c, a in chosen if c["label"] not in ("none", "healthy")]
         none = [(c, a) for c, a in chosen if c["label"] == "none"]
         healthy = [(c, a) for c, a in chosen if c["label"] == "healthy"]
@@ -189,6 +199,9 @@ def score(cases: list[dict], answers: list[tuple[list[str], int | None]], can_ab
             "first_rank": _rate(sum(a[1] == c["first_rank"] for c, a in ranked), len(ranked)) if can_abstain else None,
         }
     return out
+
+
+PARTS = ("dev", "sealed", "seen", "all")
 
 
 def _rate(hits: int, total: int) -> float:
@@ -218,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         label = project.catalog.entries.get(case["label"])
         case["_warning"] = bool(label and label.entry.role == "warning")
         case["_part"] = "seen" if _canonical(str(case.get("source", ""))) in cited else "unseen"
+        case["_half"] = half(case)
 
     systems = []
     cli = Cli()
@@ -230,14 +244,16 @@ def main(argv: list[str] | None = None) -> int:
             build(REPO, out=Path(tmp) / "site", progress=False)
             browser_reports = Browser(Path(tmp) / "site").reports([c["text"] for c in cases])
         systems.append(("rootcause browser", [answer(r) for r in browser_reports], True))
-        differ = [c["name"] for c, py, js in zip(cases, cli_reports, browser_reports)
-                  if {k: v for k, v in py.items() if k not in ("bytes_scanned", "possible")} != js]
+        differ = [c for c, py, js in zip(cases, cli_reports, browser_reports)
+                  if {k: v for k, v in py.items() if k not in ("bytes_scanned", "possible", "encyclopedia")} != js]
     bm25 = Bm25(project.catalog)
     systems.append((bm25.name, [(bm25.ranking(c["text"]), None, []) for c in cases], False))
 
     results = {name: score(cases, answers, abstain) for name, answers, abstain in systems}
     if args.cases:
         for case, report, (bm, _, _) in zip(cases, cli_reports, systems[-1][1]):
+            if case["_half"] == "sealed":
+                continue   # never read case by case
             got = verdict(report)
             if case["_warning"] and got == "healthy" and case["label"] in [n["entry"] for n in report["notes"]]:
                 got = case["label"]
@@ -248,22 +264,24 @@ def main(argv: list[str] | None = None) -> int:
         print()
     if not args.no_browser:
         print(f"browser and CLI reports identical on {len(cases) - len(differ)} of {len(cases)} logs"
-              + (f"; differ on: {', '.join(differ)}" if differ else ""))
+              + (f"; differ on: {', '.join(c['name'] for c in differ if c['_half'] == 'dev')}"
+                 f" and {sum(c['_half'] == 'sealed' for c in differ)} of the sealed half" if differ else ""))
     counts = results[cli.name]["all"]
     print(f"{len(cases)} real logs: {counts['covered']} covered failures, {counts['uncovered']} uncovered, "
           f"{counts['healthy']} healthy; {counts['ranked']} multi-rank runs with a known first rank")
     header = f"{'':<20} {'part':<7} {'top-1':>6} {'top-3':>6} {'unknown ok':>10} {'healthy ok':>10} {'healthy→fail':>12} {'first rank':>10}"
     print(header)
     for name, per_part in results.items():
-        for part in ("seen", "unseen", "all"):
+        for part in PARTS:
             r = per_part[part]
             cell = lambda value, n: "n/a" if value is None or not n else f"{value:.1f}"  # noqa: E731
             print(f"{name:<20} {part:<7} {cell(r['top1'], r['covered']):>6} {cell(r['top3'], r['covered']):>6} "
                   f"{cell(r['unknown_right'], r['uncovered']):>10} {cell(r['abstained'], r['healthy']):>10} "
                   f"{r['healthy_failed']:>12} {cell(r['first_rank'], r['ranked']):>10}")
-    gain = results[cli.name]["all"]["top1"] - results[bm25.name]["all"]["top1"]
-    print(f"top-1 over covered failures: CLI {results[cli.name]['all']['top1']:.1f} vs BM25 "
-          f"{results[bm25.name]['all']['top1']:.1f} (+{gain:.1f} points; target +25)")
+    sealed, base = results[cli.name]["sealed"], results[bm25.name]["sealed"]
+    print(f"sealed half, top-1 over covered failures: CLI {sealed['top1']:.1f} vs BM25 {base['top1']:.1f} "
+          f"({sealed['top1'] - base['top1']:+.1f} points; target >= 90 and +25); top-3 {sealed['top3']:.1f} vs "
+          f"{base['top3']:.1f} (target >= 97)")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -10,7 +10,9 @@ As a library (for fleet scans and tools of your own)::
         report = matcher.diagnose_file(path)
 
 `Matcher(root=PROJECT)` reads the project instead, as `diagnose` does: its compiled signature
-index in the project's store when that is fresh, else the entries, validated first;
+index in the project's store when that is fresh, else the entries, validated first; with neither,
+the project in the current folder or else the encyclopedia bundled with rootcause. Every report
+says which answered (`report["encyclopedia"]`). Failures raise `rootcause.DiagnosisError`;
 `rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
 
 The package map. Top-level modules, by what they are:
@@ -23,20 +25,23 @@ The package map. Top-level modules, by what they are:
 - Build runtime: `cache` (the store: records by key, outside the project), `collector` (garbage
   collector and malloc housekeeping), `forked` (work in a forked child), `timings`
   (`build --timings`).
+- Service: `encyclopedia` (the diagnosis service: a bundled, project or built-site encyclopedia
+  → reports; above the site subpackage, below the commands).
 - Faces: `api` (the library), `__main__`.
 
-Subpackages, one layer each: `matching` < `entries` < `site` < `commands`.
+Subpackages, one layer each: `matching` < `entries` < `site` < (`encyclopedia`) < `commands`.
 """
 
 from .version import __version__
 
-__all__ = ["Matcher", "Scanner", "diagnose_file", "diagnose_text", "__version__"]
+__all__ = ["DiagnosisError", "Encyclopedia", "EntriesHaveErrors", "Matcher", "NoEncyclopedia", "Origin",
+           "RootcauseUnavailable", "Scanner", "UnreadableLog", "diagnose_file", "diagnose_text", "__version__"]
 
 
 def __getattr__(name: str):
     """The library's names, imported when first used: `rootcause build` and every other command
     import this package too, and need none of the matcher (0.04 s of imports)."""
-    if name in __all__:
+    if name in __all__ and name != "__version__":
         from . import api
 
         return getattr(api, name)

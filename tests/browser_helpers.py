@@ -288,11 +288,11 @@ class PythonDiagnosis:
     """The command line's diagnosis on a built site's signatures.json (as `rootcause diagnose --site`)."""
 
     def __init__(self, data: dict):
-        from rootcause.commands.diagnose import _infos_from_site
+        from rootcause.matching.rows import EntryInfo
         from rootcause.matching.scanner import Scanner, signature_from_json
 
         self.scanner = Scanner([signature_from_json(s) for s in data["signatures"]])
-        self.infos = _infos_from_site(data["entries"])
+        self.infos = {entry_id: EntryInfo.from_row(entry_id, row) for entry_id, row in data["entries"].items()}
         self.consequences = {k: set(v) for k, v in data["consequences"].items()}
 
     def _finish(self, scanned, top: int) -> dict:

@@ -30,6 +30,56 @@ def _own_cache_home(tmp_path_factory):
         os.environ["XDG_CACHE_HOME"] = before
 SEED_ENTRY = REPO / "entries" / "zero3-state-dict-saved-without-gathering.yaml"
 
+#: what the tests drive besides Python: `needs(NAME)` marks a test that uses it. A test whose tool
+#: is missing FAILS, saying how to install it (`bash scripts/test` installs all three), unless
+#: the variable ROOTCAUSE_TEST_SKIP names it (e.g. ROOTCAUSE_TEST_SKIP=browser,torchrun): then it
+#: is skipped, and pytest's summary says by whom.
+TOOLS = {
+    "browser": ("Debian's chromium", "apt-get install chromium (these tests never download a browser)"),
+    "node": ("Node.js", "apt-get install nodejs"),
+    "torchrun": ("torchrun of a CPU torch", "bash scripts/test installs torch==2.13.0+cpu into .test-torch/, "
+                 "or point ROOTCAUSE_TEST_TORCHRUN at a torchrun"),
+}
+LEFT_OUT = set(os.environ.get("ROOTCAUSE_TEST_SKIP", "").replace(",", " ").split())
+
+
+def tool(name: str) -> str | None:
+    """The path of a tool the tests drive, or None."""
+    if name == "browser":
+        return shutil.which("chromium")
+    if name == "node":
+        return shutil.which("node")
+    found = os.environ.get("ROOTCAUSE_TEST_TORCHRUN") or (
+        str(REPO / ".test-torch" / "bin" / "torchrun") if (REPO / ".test-torch" / "bin" / "torchrun").exists()
+        else shutil.which("torchrun"))
+    return found if found and Path(found).exists() else None
+
+
+def needs(name: str):
+    """Mark a test (or, as `pytestmark`, a module) as driving one of TOOLS."""
+    assert name in TOOLS, name
+    return pytest.mark.needs(name)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs(tool): the test drives a tool besides Python (browser, node, torchrun)")
+    unknown = LEFT_OUT - set(TOOLS)
+    if unknown:
+        raise pytest.UsageError(f"ROOTCAUSE_TEST_SKIP names {', '.join(sorted(unknown))}; it may name "
+                                f"{', '.join(TOOLS)}")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("needs"):
+        name = mark.args[0]
+        if tool(name) is not None:
+            continue
+        what, how = TOOLS[name]
+        if name in LEFT_OUT:
+            pytest.skip(f"left out by ROOTCAUSE_TEST_SKIP ({what} is not installed)")
+        pytest.fail(f"{what} is not installed: {how}; or set ROOTCAUSE_TEST_SKIP={name} to leave these tests out",
+                    pytrace=False)
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now (for `serve`)."""
@@ -98,12 +148,13 @@ def small_project(tmp_path: Path) -> Path:
 def browser():
     """Debian's Chromium through Playwright, one per test process: Playwright's sync API runs one
     instance at a time, so every browser test (tests/site/, tests/hostile/) shares this one."""
-    sync_playwright = pytest.importorskip("playwright.sync_api").sync_playwright
+    from playwright.sync_api import sync_playwright
+
     from browser_helpers import CHROMIUM_ARGS
 
-    chromium_path = shutil.which("chromium")
-    if chromium_path is None:
-        pytest.skip("Debian's chromium is not installed; these tests never download a browser")
+    chromium_path = tool("browser")
+    if chromium_path is None:   # a test that uses this fixture is marked needs("browser"): it failed or was skipped
+        pytest.fail("Debian's chromium is not installed: apt-get install chromium", pytrace=False)
     with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
         yield chromium

@@ -1,5 +1,5 @@
 """The package's layers, read from the source: no import circle, and no import from a lower layer
-into a higher one (the base modules < matching < entries < site < commands)."""
+into a higher one (the base modules < matching < entries < site < the diagnosis service < commands)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import REPO
 
 PACKAGE = REPO / "rootcause"
 #: each module's layer: a module may import only modules of its own layer or lower ones
-LAYERS = {"base": 0, "matching": 1, "entries": 2, "site": 3, "commands": 4, "api": 5}
+LAYERS = {"base": 0, "matching": 1, "entries": 2, "site": 3, "service": 4, "commands": 5, "api": 6}
 SUBPACKAGES = ("entries", "matching", "site", "commands")
 
 
@@ -25,6 +25,8 @@ def layer(module: str) -> int:
     parts = module.split(".")
     if len(parts) > 1 and parts[1] in SUBPACKAGES:
         return LAYERS[parts[1]]
+    if module == "rootcause.encyclopedia":   # the diagnosis service: loads what site/ and entries/ make
+        return LAYERS["service"]
     if module in ("rootcause.__main__",):
         return LAYERS["commands"]
     if module in ("rootcause", "rootcause.api"):   # the library face: above everything it offers
@@ -129,7 +131,8 @@ def test_the_package_map_lists_every_top_level_module_once():
     import rootcause
 
     doc = rootcause.__doc__ or ""
-    listed = [name for heading in ("Primitives:", "Contributor inputs:", "Build runtime:", "Faces:")
+    listed = [name for heading in ("Primitives:", "Contributor inputs:", "Build runtime:", "Service:",
+                                          "Faces:")
               for name in _listed(doc, heading)]
     modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     assert sorted(listed) == modules and len(set(listed)) == len(listed)

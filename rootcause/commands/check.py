@@ -60,6 +60,10 @@ def run(args) -> int:
 
         diagnostics = sorted(diagnostics + load_content(project.root)[1] +
                              theme_files(project.root, project.config)[1])
+        if not any(d.severity == "error" for d in diagnostics):
+            from ..entries.alerts import export_problems
+
+            diagnostics = sorted(diagnostics + export_problems(project))   # E055
     print_diagnostics(diagnostics, args.format)
     if args.format == "text":
         from ..entries.catalog import entry_paths

@@ -25,7 +25,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     subprocess and selectors for `run`, gzip for `diagnose`, cost each command 10 ms)."""
     parser = argparse.ArgumentParser(prog="rootcause", description="Build and check the rootcause encyclopedia of "
                                      "ML training failures, and diagnose training logs against it.")
-    parser.add_argument("--root", default=".", help="project folder holding site.yml and entries/ (default: .)")
+    parser.add_argument("--root", help="project folder holding site.yml and entries/ (default: .; diagnose, run "
+                        "and export use the bundled encyclopedia when the current folder is no project)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for verb in VERBS:
         if only is None or verb == only:
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None, ending: bool = False) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(only=_command_in(argv))
     args = parser.parse_args(argv)
+    args.root_named = args.root is not None   # diagnose, run and export fall back to the bundled entries
+    args.root = args.root if args.root_named else "."
     if ending and args.command in ONE_SHOT:
         # a build pauses the cyclic garbage collector (`collector.paused`); when the pause ends,
         # the collector's first pass walks every object the build left, which at 10,000 entries

@@ -5,13 +5,18 @@ are LogQL `count_over_time({selector} |~ "regex" [range])`, one rule per entry, 
 entry id, severity and system, and the entry's page as `runbook_url`. `--format vector` writes a
 Vector VRL remap program that adds the ids of the entries whose signatures a line matches.
 
-A line filter sees one raw line at a time, so only what means the same there is exported: a
-signature's regex is already RE2 (which Go's regexp, behind LogQL, implements) and unanchored,
-so launcher prefixes in front of the text do not matter. A multi-line signature is exported as
-its most specific line; a signature with `unless` patterns is skipped, because a line filter
-cannot veto a match by what the next lines say. Warnings are exported only when they have a
-`persistent` threshold, as `>= count` within the range. Entries of `role: symptom` print no
-error and have no signature to export. The output lists what was skipped.
+A line filter sees one raw line at a time, so only what means the same there is exported
+(`entries.alerts`): a signature's regex is already RE2 (which Go's regexp, behind LogQL,
+implements) and unanchored, so launcher prefixes in front of the text do not matter. A
+multi-line signature is exported as its most specific *distinctive* line, one that matches no
+healthy log and no other entry's example, or left out; a signature with `unless` patterns is
+left out, because a line filter cannot veto a match by what the next lines say. Warnings are
+exported only when they have a `persistent` threshold, as `>= count` within the range. Entries
+of `role: symptom` print no error and have no signature to export. The output lists what was left
+out and why. Text from the entries goes into annotations, which Loki expands as Go templates:
+`{{` and `}}` are written as template actions that print them.
+
+With no project in the current folder (and no `--root`), the bundled encyclopedia is exported.
 """
 
 from __future__ import annotations
@@ -19,77 +24,22 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..entries.alerts import Exported
 
 FORMATS = ("loki", "vector")
 
 
-@dataclass(frozen=True)
-class Exported:
-    entry_id: str
-    title: str
-    summary: str
-    severity: str
-    system: str
-    role: str
-    url: str
-    regexes: tuple[str, ...]
-    threshold: int
-    notes: tuple[str, ...]        # how a signature was narrowed, e.g. "signature 2: its line 1 of 2"
-
-
-def exportable(project) -> tuple[list[Exported], list[str]]:
-    """(rules, skipped): what each entry contributes, and why anything was left out."""
-    from ..text import plain
-
-    config = project.config
-    rules, skipped = [], []
-    for entry_id, loaded in sorted(project.catalog.entries.items()):
-        entry = loaded.entry
-        if entry.is_symptom:
-            skipped.append(f"{entry_id}: prints no error (role: symptom), nothing for a line filter to match")
-            continue
-        if entry.role == "warning" and entry.persistent is None:
-            skipped.append(f"{entry_id}: a benign warning (no persistent threshold), never an alert")
-            continue
-        regexes, notes = [], []
-        for compiled in loaded.signatures:
-            number = compiled.index + 1
-            if compiled.unless:
-                skipped.append(f"{entry_id} signature {number}: its 'unless' veto cannot be expressed in a line filter")
-                continue
-            step = max(compiled.steps, key=lambda s: (s.literal_chars, -compiled.steps.index(s)))
-            if compiled.multiline:
-                notes.append(f"signature {number}: its line {compiled.steps.index(step) + 1} of {len(compiled.steps)} only")
-            regexes.append(step.regex)
-        if not regexes:
-            skipped.append(f"{entry_id}: no signature can be exported")
-            continue
-        threshold = entry.persistent.count if entry.role == "warning" and entry.persistent else 1
-        rules.append(Exported(entry_id, plain(entry.title), plain(entry.summary), entry.severity, entry.systems[0],
-                              entry.role, f"{config.base_url}entries/{entry_id}/", tuple(dict.fromkeys(regexes)),
-                              threshold, tuple(notes)))
-    return rules, skipped
-
-
-def combined_regex(rule: Exported) -> str:
-    """One alternation of the rule's regexes; quotes and backticks as hex escapes, which RE2,
-    Go and Rust read alike, so the text needs no escaping inside a LogQL or VRL literal."""
-    joined = rule.regexes[0] if len(rule.regexes) == 1 else "|".join(f"(?:{r})" for r in rule.regexes)
-
-    def hexed(match: re.Match) -> str:
-        char = match.group(1) or match.group(2)
-        return f"\\x{ord(char):02x}" if char in QUOTES else match.group(0)
-
-    return re.sub(r"\\(.)|([\"'`])", hexed, joined, flags=re.DOTALL)
-
-
-QUOTES = "\"'`"
-
-
 def alert_name(entry_id: str) -> str:
     return "Rootcause" + "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", entry_id) if part)
+
+
+def go_literal(text: str) -> str:
+    """Text that Go's text/template (Loki's annotation expansion) prints as it is: each `{{` and
+    `}}` becomes an action printing it, so an entry's text can neither break the rule group
+    nor run a template function at alert time."""
+    return re.sub(r"\{\{|\}\}", lambda m: '{{"' + m.group(0) + '"}}', text)
 
 
 def loki_rules(rules: list[Exported], skipped: list[str], selector: str, window: str, group: str) -> str:
@@ -97,9 +47,9 @@ def loki_rules(rules: list[Exported], skipped: list[str], selector: str, window:
 
     body = {"groups": [{"name": group, "rules": [{
         "alert": alert_name(r.entry_id),
-        "expr": f"sum by (job) (count_over_time({selector} |~ `{combined_regex(r)}` [{window}])) >= {r.threshold}",
+        "expr": f"sum by (job) (count_over_time({selector} |~ `{r.expression}` [{window}])) >= {r.threshold}",
         "labels": {"severity": r.severity, "entry": r.entry_id, "system": r.system, "role": r.role},
-        "annotations": {"summary": r.title, "description": r.summary, "runbook_url": r.url,
+        "annotations": {"summary": go_literal(r.title), "description": go_literal(r.summary), "runbook_url": r.url,
                         **({"narrowed": "; ".join(r.notes)} if r.notes else {})},
     } for r in rules]}]}
     return _header(rules, skipped, "#") + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100000)
@@ -112,7 +62,7 @@ def vector_program(rules: list[Exported], skipped: list[str]) -> str:
     for r in rules:
         if r.role == "warning":
             continue   # a threshold over many lines is not a per-line tag
-        lines.append(f"if match(message, r'{combined_regex(r)}') {{ entries = push(entries, {json.dumps(r.entry_id)}) }}")
+        lines.append(f"if match(message, r'{r.expression}') {{ entries = push(entries, {json.dumps(r.entry_id)}) }}")
     lines += ["if length(entries) > 0 { .rootcause_entries = entries }", ""]
     return "\n".join(lines)
 
@@ -136,7 +86,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from ..encyclopedia import bundled_root, bundled_source, is_project
+    from ..entries.alerts import exportable
     from ..entries.project import open_project
+    from .output import print_diagnostics
 
     if not re.fullmatch(r"\{.*\}", args.selector.strip()):
         print("rootcause export: --selector must be a LogQL stream selector in braces, e.g. '{job=\"train\"}'",
@@ -145,14 +98,29 @@ def run(args) -> int:
     if not re.fullmatch(r"[1-9][0-9]*(ms|s|m|h|d|w)", args.window):
         print("rootcause export: --range must be a duration such as 5m, 1h", file=sys.stderr)
         return 2
-    project, problems = open_project(Path(args.root))
+    root = Path(args.root)
+    if not args.root_named and not is_project(root):
+        source = bundled_source()
+        if source is None:
+            print("rootcause export: this installation of rootcause carries no entries; name a project with --root",
+                  file=sys.stderr)
+            return 2
+        root = bundled_root(source)[0]
+        print(f"rootcause export: no project here; exporting the encyclopedia bundled with rootcause "
+              f"({source})", file=sys.stderr)
+    project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
     if project is None or errors:
         for d in errors[:20]:
             print(d, file=sys.stderr)
         print("rootcause export: the entries have errors (run `rootcause check`)", file=sys.stderr)
         return 1
-    rules, skipped = exportable(project)
+    rules, skipped, wrong = exportable(project)
+    if wrong:
+        print_diagnostics(wrong, "text", sys.stderr)
+        print("rootcause export: some alert rules would match what they must not (E055 above); nothing written",
+              file=sys.stderr)
+        return 1
     text = (loki_rules(rules, skipped, args.selector.strip(), args.window, args.group) if args.format == "loki"
             else vector_program(rules, skipped))
     if args.output:

@@ -112,12 +112,8 @@ class FromLog:
 def analyse_log(root: Path, log: Path) -> FromLog:
     """The failure lines of a log and what the encyclopedia already says about them."""
     from ..matching.propose import normalised, propose
-    from ..matching.ranking import rank
-    from ..matching.scanner import Scanner
-    from .diagnose import full_report
 
-    signatures, infos, consequences, _base, index = _valid_entries(root)
-    report = full_report(rank(Scanner(signatures).scan_paths([log]), consequences, infos), infos, index, 5)
+    report = _valid_entries(root).diagnose_paths([log], 5)
     chosen: list[tuple[int, str, dict]] = []
     first = report["first_failure"]
     if first and first.get("line"):
@@ -145,15 +141,15 @@ def analyse_log(root: Path, log: Path) -> FromLog:
 def _valid_entries(root: Path):
     """The matcher's inputs from the entries that load: a contributor adding an entry (perhaps
     the one just started from another log) still gets the comparison with all the others."""
+    from ..encyclopedia import Encyclopedia
     from ..entries.project import open_project
-    from .diagnose import sources_of
 
     project, problems = open_project(root)
     if project is None:
         for d in problems[:20]:
             print(d, file=sys.stderr)
         raise SystemExit(1)
-    return sources_of(project.catalog)
+    return Encyclopedia.from_catalog(project.catalog, project.root)
 
 
 def _lines_around(log: Path, numbers: set[int]) -> dict[int, list[str]]:
@@ -195,10 +191,16 @@ def new_from_log(root: Path, entry_id: str, log: Path) -> int:
     if not log.is_file():
         print(f"{log}: no such file", file=sys.stderr)
         return 2
+    from ..encyclopedia import DiagnosisError
+    from ..text import printable
+
     try:
         found = analyse_log(root, log)
     except SystemExit as stop:   # the entries have errors: already printed
         return int(stop.code or 1)
+    except DiagnosisError as error:   # an unreadable log (a broken .gz, a read error)
+        print(printable(error.message, one_line=True), file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"{log}: cannot read the log: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -4,9 +4,17 @@ The command's output reaches the terminal unchanged and at once: through a pseud
 rootcause's own output is one (so colours, progress bars and line buffering behave as if the
 command ran alone), else through pipes, stdout to stdout and stderr to stderr. A copy of every
 whole line goes, as it arrives, to the same scanner `diagnose` uses, in a thread; the scanner
-keeps bounded evidence, so memory stays flat however long the run. When the command exits
-non-zero or is interrupted, the diagnosis goes to standard error (and, with `--report`, the JSON
-report to a file). The exit status is the command's (128 + N when a signal N ended it).
+keeps bounded evidence and the lines waiting for it are bounded in bytes, so memory stays flat
+however long the run. When the command exits non-zero or is interrupted, the diagnosis goes to
+standard error (and, with `--report`, the JSON report to a file). The exit status is the
+command's (128 + N when a signal N ended it).
+
+`run` never stands between a user and their job: when no encyclopedia can be loaded, or the
+scanner fails, the command still runs, unchanged, after a one-line warning. Ctrl-C is the
+user's decision, not a failure: the terminal delivers it to the command itself (it is in the
+terminal's foreground group with us), so `run` does not send it again, stops reading the
+output for the diagnosis at that moment (what follows is the job's teardown), and says
+"interrupted by you".
 """
 
 from __future__ import annotations
@@ -14,58 +22,91 @@ from __future__ import annotations
 import errno
 import json
 import os
-import queue
 import selectors
 import signal
 import subprocess
 import sys
 import threading
 
-#: how far the scanner may fall behind before the relay waits for it: far more than any
-#: training job prints between two scans (the scanner reads >100 MB/s)
+#: how many bytes of output may wait for the scanner before the relay waits for it: far more
+#: than any training job prints between two scans (the scanner reads >100 MB/s)
 SCAN_BACKLOG = 64 << 20
+#: a line longer than this keeps only its end (the scanner reads at most 4 MiB of a line)
+MAX_PARTIAL = 1 << 20
 READ = 1 << 16
+#: once the command has exited, output still arriving from processes it left behind (which
+#: hold its pipes open) is read for this long, then the relay stops
+DRAIN_AFTER_EXIT = 0.5
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
 class LineQueue:
     """The scanner's side: whole lines from every stream, in the order they arrived, as a
-    binary reader. Lines of two streams are never interleaved mid-line."""
+    binary reader. Lines of two streams are never interleaved mid-line. At most SCAN_BACKLOG
+    bytes wait; `close` (or `stop`, which drops what waits) ends the reader's stream."""
 
     def __init__(self) -> None:
-        self._chunks: queue.Queue[bytes | None] = queue.Queue()
-        self._room = threading.Semaphore(SCAN_BACKLOG >> 16)
+        self._chunks: list[bytes] = []
+        self._waiting = 0
+        self._done = False
+        self._changed = threading.Condition()
         self._partial: dict[int, bytes] = {}
 
     def feed(self, stream: int, data: bytes) -> None:
+        if self._done:
+            return
         data = self._partial.pop(stream, b"") + data
         cut = data.rfind(b"\n") + 1
         if cut < len(data):
-            self._partial[stream] = data[cut:][-(1 << 20):]   # a line longer than 1 MiB keeps its end
+            self._partial[stream] = data[cut:][-MAX_PARTIAL:]
         if cut:
-            self._room.acquire()
-            self._chunks.put(data[:cut])
+            self._put(data[:cut])
+
+    def _put(self, chunk: bytes) -> None:
+        with self._changed:
+            while self._waiting and self._waiting + len(chunk) > SCAN_BACKLOG and not self._done:
+                self._changed.wait()
+            if self._done:
+                return
+            self._chunks.append(chunk)
+            self._waiting += len(chunk)
+            self._changed.notify_all()
 
     def close(self) -> None:
+        """The end of the output: the partial lines count as whole."""
         for rest in self._partial.values():
-            self._room.acquire()
-            self._chunks.put(rest + b"\n")
+            self._put(rest + b"\n")
         self._partial.clear()
-        self._chunks.put(None)
+        with self._changed:
+            self._done = True
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        """No more lines for the scanner, not even those waiting (its reader died, or the user
+        interrupted the job and what follows is teardown)."""
+        with self._changed:
+            self._done = True
+            self._partial.clear()
+            self._changed.notify_all()
 
     def read(self, _size: int = -1) -> bytes:
-        chunk = self._chunks.get()
-        if chunk is None:
-            self._chunks.put(None)
-            return b""
-        self._room.release()
-        return chunk
+        with self._changed:
+            while not self._chunks and not self._done:
+                self._changed.wait()
+            if not self._chunks:
+                return b""
+            chunk = self._chunks.pop(0)
+            self._waiting -= len(chunk)
+            self._changed.notify_all()
+            return chunk
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run a training command; if it fails, diagnose its output",
                        description="Run CMD with its output passed through unchanged; when it exits non-zero or "
-                       "is interrupted, print which failure its output shows. Put the command after --.")
+                       "is interrupted, print which failure its output shows. Put the command after --. "
+                       "The entries come from --site, --root, the project in the current folder, or else the "
+                       "encyclopedia bundled with rootcause.")
     p.add_argument("command", nargs="+", metavar="CMD", help="the command and its arguments, after --")
     p.add_argument("--report", metavar="FILE", help="also write the JSON report here when the command fails")
     p.add_argument("--site", help="use a built site's signature index instead of the project's entries")
@@ -76,9 +117,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..matching.ranking import rank
-    from ..matching.scanner import Scanner
-    from .diagnose import EXIT_ERROR, full_report, load_sources, print_text
+    from .diagnose import EXIT_ERROR
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -87,30 +126,45 @@ def run(args) -> int:
     if args.top < 1:
         print("rootcause run: --top must be at least 1", file=sys.stderr)
         return EXIT_ERROR
-    try:   # load before starting: a project with errors must not cost a training run
-        signatures, infos, consequences, base, index = load_sources(args)
-    except SystemExit as stop:
-        return int(stop.code or EXIT_ERROR)
+    encyclopedia = _load(args)   # before starting, so that nothing is printed into the job's output
     lines = LineQueue()
-    scanner = Scanner(signatures)
     result: dict = {}
-    scanning = threading.Thread(target=lambda: result.update(report=scanner.scan_stream(lines)), daemon=True)
-    scanning.start()
+    scanning = None
+    if encyclopedia is not None:
+        scanning = threading.Thread(target=_scan, args=(encyclopedia, lines, result), daemon=True)
+        scanning.start()
+    else:
+        lines.stop()
     try:
-        status, interrupted = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty())
+        outcome = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty())
     except OSError as exc:
-        lines.close()
+        lines.stop()
         print(f"rootcause run: cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
         return 127 if exc.errno == errno.ENOENT else 126
     lines.close()
-    scanning.join()
-    if status == 0 and not interrupted and not args.always:
+    if scanning is not None:
+        scanning.join()
+    status = outcome.status
+    if status == 0 and not outcome.interrupted and not args.always:
         return 0
-    data = full_report(rank(result["report"], consequences, infos), infos, index, args.top)
-    data["command"] = {"argv": command, "exit_status": status, "interrupted": interrupted}
+    if encyclopedia is None:
+        return status
     sys.stdout.flush()
     print(file=sys.stderr)
-    print_text(data, base, file=sys.stderr)
+    if "error" in result:
+        print(f"rootcause run: no diagnosis: the scanner failed ({result['error']})", file=sys.stderr)
+        return status
+    data = encyclopedia.report(result["report"], args.top)
+    data["command"] = {"argv": command, "exit_status": status, "interrupted": outcome.interrupted,
+                       "interrupted_by_you": outcome.by_you}
+    if outcome.by_you and data["status"] == "none":
+        print("rootcause run: interrupted by you (Ctrl-C); no failure in the output before it.", file=sys.stderr)
+    else:
+        if outcome.by_you:
+            print("rootcause run: interrupted by you (Ctrl-C); the output before it shows:", file=sys.stderr)
+        from .diagnose import print_text
+
+        print_text(data, encyclopedia.base_url, file=sys.stderr)
     if args.report:
         try:
             with open(args.report, "w", encoding="utf-8") as fh:
@@ -121,13 +175,52 @@ def run(args) -> int:
     return status
 
 
-def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> tuple[int, bool]:
-    """Run the command, copy its output to ours and to the scanner; (exit status, interrupted)."""
+def _load(args):
+    """The encyclopedia, or None after a one-line warning: the job runs either way."""
+    from ..text import printable
+    from .diagnose import open_encyclopedia
+
+    try:
+        return open_encyclopedia(args, verify=True)
+    except Exception as exc:   # noqa: BLE001 - nothing may keep the job from starting
+        why = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+        print(printable(f"rootcause run: no diagnosis for this run ({why}); running the command anyway",
+                        one_line=True), file=sys.stderr)
+        return None
+
+
+def _scan(encyclopedia, lines: LineQueue, result: dict) -> None:
+    try:
+        result["report"] = encyclopedia.scanner.scan_stream(lines)
+    except Exception as exc:   # noqa: BLE001 - a scanner bug must not block or end the relay
+        result["error"] = f"{type(exc).__name__}: {exc}"
+        lines.stop()
+
+
+class _Outcome:
+    def __init__(self, status: int, interrupted: bool, by_you: bool):
+        self.status, self.interrupted, self.by_you = status, interrupted, by_you
+
+
+def _terminal_signals_us() -> bool:
+    """Is this process in the foreground group of its terminal? Then a Ctrl-C there reached the
+    whole group, the command included, and sending it again would be a second Ctrl-C."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.isatty():
+                return os.tcgetpgrp(stream.fileno()) == os.getpgrp()
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
+    """Run the command, copy its output to ours and to the scanner."""
     outputs = {}
     if use_pty:
+        import fcntl
         import pty
         import termios
-        import fcntl
 
         master, slave = pty.openpty()
         try:
@@ -142,17 +235,20 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> tuple[int, bo
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
         outputs[child.stdout.fileno()] = sys.stdout.buffer
         outputs[child.stderr.fileno()] = sys.stderr.buffer
-    interrupted = False
+    state = {"interrupted": False, "by_you": False}
 
     def forward(signum, _frame):
-        nonlocal interrupted
-        interrupted = True
+        state["interrupted"] = True
+        if signum == signal.SIGINT:
+            state["by_you"] = True
+            lines.stop()   # what follows is the job's reaction to the Ctrl-C
+            if _terminal_signals_us():
+                return   # the terminal signalled the command too
         try:
             child.send_signal(signum)
         except ProcessLookupError:
             pass
 
-    # Ctrl-C reaches the command from the terminal (same process group); rootcause stays to report
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, *FORWARDED)}
     if use_pty:
         def resize(_signum, _frame):
@@ -166,8 +262,13 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> tuple[int, bo
     for fd in outputs:
         selector.register(fd, selectors.EVENT_READ)
     try:
+        exited_at = None
         while outputs:
-            for key, _ in selector.select():
+            if exited_at is None and child.poll() is not None:
+                exited_at = _now()
+            if exited_at is not None and _now() - exited_at > DRAIN_AFTER_EXIT:
+                break   # a process the command left behind holds the output open: not our job
+            for key, _ in selector.select(timeout=0.1):
                 fd = key.fd
                 try:
                     data = os.read(fd, READ)
@@ -190,12 +291,23 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> tuple[int, bo
                 lines.feed(fd, data)
         status = child.wait()
     finally:
+        selector.close()
         for s, handler in previous.items():
             signal.signal(s, handler)
+        if use_pty:
+            for fd in outputs:
+                os.close(fd)
+    interrupted = state["interrupted"]
     if status < 0:
         interrupted = interrupted or -status in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         status = 128 - status
-    return status, interrupted
+    return _Outcome(status, interrupted, state["by_you"])
+
+
+def _now() -> float:
+    import time
+
+    return time.monotonic()
 
 
 class _Discard:

@@ -524,7 +524,8 @@ def near_duplicates(catalog: Catalog) -> list[Diagnostic]:
     return problems
 
 
-def _related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
+def related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
+    """The (entry, entry) pairs, both ways, whose signatures may match each other's examples (E035)."""
     pairs = set()
     for entry_id, loaded in catalog.entries.items():
         for rel in loaded.entry.related:
@@ -556,7 +557,7 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
     if not signatures:
         return []
     index = AnchorIndex(signatures)
-    allowed = _related_pairs(catalog)
+    allowed = related_pairs(catalog)
     problems: list[Diagnostic] = []
     unlisted = unlisted_pairs = 0   # collisions past MAX_E035, and the pairs of entries they are between
     budget, exhausted = E035_COUNT_BUDGET, False

@@ -183,6 +183,12 @@ class Signature(Strict):
     lines: list[Matcher] | None = Field(None, min_length=2, description="Multi-line signature: these patterns, "
                                         "in order, within `within` lines of the same rank.")
     within: int = Field(40, ge=2, le=500, description="Window of a multi-line signature, in lines.")
+    alert_line: int | None = Field(None, ge=1, description="Multi-line signature only: the one of its `lines` "
+                                   "(1 for the first) that identifies the failure alone, which `rootcause export` "
+                                   "turns into an alert rule. Without it the signature is not exported: a line "
+                                   "filter sees one line at a time, and a multi-line signature means its lines "
+                                   "together. Checked: it must match no healthy log and no other entry's example "
+                                   "(E055).")
     unless: list[Matcher] = Field(default_factory=list, description="Patterns that veto a match when they appear "
                                   "within the window around it.")
     examples: list[LogExampleItem] = Field(min_length=1, description="Log excerpts (as printed, with traceback "
@@ -203,6 +209,16 @@ class Signature(Strict):
                                           {"code": "E030", "hint": "one signature is one error text; add another "
                                            "signature for another text"})
         return data
+
+    @model_validator(mode="after")
+    def _alert_line_is_a_line(self) -> "Signature":
+        if self.alert_line is not None and (self.lines is None or self.alert_line > len(self.lines)):
+            raise PydanticCustomError(
+                "alert_line", "'alert_line' names one of the signature's 'lines' (1 to {count})",
+                {"count": len(self.lines or []), "code": "E012",
+                 "hint": "give it only to a multi-line signature, as the number of the line that is distinctive "
+                         "alone"})
+        return self
 
     @field_validator("pattern")
     @classmethod

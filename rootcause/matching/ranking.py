@@ -12,30 +12,13 @@ browser share; it is documented in the README.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .incident import Failure, Incident, LogModel, build_incident
+from .rows import EntryInfo
 from .scanner import MAX_LINES_SHOWN, Report
 from .signatures import CompiledSignature, Match
-
-@dataclass(frozen=True)
-class Persistence:
-    count: int
-    within: int
-
-
-@dataclass
-class EntryInfo:
-    """What a report shows about an entry; from the catalog or a built site's index."""
-
-    id: str
-    title: str
-    summary: str
-    url: str
-    fix: str
-    role: str = "cause"
-    persistent: Persistence | None = None
-
 
 @dataclass
 class Finding:
@@ -75,7 +58,7 @@ def findings_of(report: Report) -> list[Finding]:
     return findings
 
 
-def rank(report: Report, consequences: dict[str, set[str]], infos: dict[str, EntryInfo] | None = None) -> Report:
+def rank(report: Report, consequences: Mapping[str, set[str]], infos: Mapping[str, EntryInfo] | None = None) -> Report:
     """Findings, then the incident; sets `report.incident` (and the legacy fields) and returns the report."""
     infos = infos or {}
     model = report.model or LogModel()
@@ -89,13 +72,13 @@ def rank(report: Report, consequences: dict[str, set[str]], infos: dict[str, Ent
     return report
 
 
-def _role(finding: Finding, infos: dict[str, EntryInfo]) -> str:
+def _role(finding: Finding, infos: Mapping[str, EntryInfo]) -> str:
     info = infos.get(finding.entry)
     role = info.role if info else "cause"
     return "cause" if finding.persisted else role
 
 
-def _causes_first(findings: list[Finding], consequences: dict[str, set[str]], roles: dict[str, str]) -> list[Finding]:
+def _causes_first(findings: list[Finding], consequences: Mapping[str, set[str]], roles: dict[str, str]) -> list[Finding]:
     """Move each matched cause directly above the highest of its matched consequences, never
     across roles (a consequence entry stays below every cause)."""
     order = list(findings)
@@ -148,7 +131,7 @@ def _lines_of(finding: Finding, report: Report) -> list[dict]:
     return sorted({l["line"]: l for l in lines}.values(), key=lambda l: l["line"])
 
 
-def _entry_json(finding: Finding, report: Report, infos: dict[str, EntryInfo]) -> dict:
+def _entry_json(finding: Finding, report: Report, infos: Mapping[str, EntryInfo]) -> dict:
     info = infos.get(finding.entry)
     lines = _lines_of(finding, report)
     ranks = sorted({l["rank"] for l in lines if l["rank"] is not None})
@@ -175,7 +158,7 @@ def _failure_json(failure: Failure) -> dict:
             "time": failure.time, "kind": failure.kind, "text": failure.text, "location": failure.location}
 
 
-def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
+def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
     incident: Incident = report.incident
     results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
@@ -221,7 +204,7 @@ def _streams_text(streams: list[str]) -> str:
     return ", ".join(ranks[:-1]) + " and " + ranks[-1]
 
 
-def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
+def headline(incident: Incident, infos: Mapping[str, EntryInfo]) -> str:
     """One sentence: what failed first, where, and what the others show because of it."""
     first = incident.first
     if incident.status == "none":

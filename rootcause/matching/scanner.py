@@ -32,6 +32,7 @@ from .incident import LogModel
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
 from .anchors import SignatureTable, signature_from_json, signature_problem
+from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
 CHUNK = 1 << 22
@@ -84,20 +85,6 @@ def prefilter_regex(anchors: Iterable[str], fragments: dict[str, str] | None = N
 
 def _texts(value, n=None) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value) and (n is None or len(value) == n)
-
-
-def _number(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and -10**9 < value < 10**9
-
-
-def row_problem(key: str, value) -> str | None:
-    """What is wrong with one row of a signatures.json's 'entries', or None."""
-    if not (isinstance(value, list) and len(value) in (4, 6) and _texts(value[:4])):
-        return f"entries['{key[:60]}'] is not [title, summary, address, first step, role, persistence]"
-    if len(value) == 6 and (value[4] not in ("cause", "consequence", "warning") or not (
-            value[5] is None or (isinstance(value[5], list) and len(value[5]) == 2 and all(map(_number, value[5]))))):
-        return f"entries['{key[:60]}'] has no valid role or persistence"
-    return None
 
 
 def index_problem(data) -> str | None:

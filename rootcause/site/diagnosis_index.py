@@ -15,7 +15,7 @@ is read only when a log line reaches it (a CRC-32 each); the search files only w
 needs related entries; the list of inputs only when the cheap freshness test fails.
 
 Sections: `inputs` (name → [stat key, SHA-256]), `table`, `records` (one signature per line),
-`entries.K` (one `[id, row]` per line, the row as in signatures.json, for the ids of bucket K:
+`entries.K` (one `[id, row]` per line, the row as in signatures.json (`matching.rows`), for the ids of bucket K:
 `cache.bucket`), `entry_index` (id → [K, offset, length, CRC-32]), `consequences`,
 `search_index` (path → [K, offset, length, CRC-32]) and `search.K` (the site's search files of
 bucket K, one after the other). Cut into buckets so that a short log reads a few rows.
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 RECORDS = "diagnose-index"
 HEAD = "0" * 32   # the key of the head record; the sections are filed by their SHA-256
-FORMAT = 6
+FORMAT = 7   # 7: entry rows are mappings read by name (`matching.rows`)
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 
@@ -108,8 +108,8 @@ class DiagnosisIndex:
         return self._entry_index
 
     def entry(self, entry_id: str):
-        """The entry's row as in signatures.json ([title, summary, address, first step, role,
-        persistence]), or None for an id the index does not hold."""
+        """The entry's row as in signatures.json (`matching.rows`), or None for an id the index
+        does not hold."""
         place = self.entry_ids().get(entry_id)
         if place is None:
             return None

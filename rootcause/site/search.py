@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from .. import jsonbytes
 from ..entries.terms import entry_weights
 from ..matching.logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
+from ..matching.ranking import EntryInfo
 from ..matching.events import ANCHORS as EVENT_ANCHORS
 from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
 from ..matching.events import rules_for_javascript as event_rules
@@ -140,9 +141,11 @@ def doc_shard(number: int, rows: list[list]) -> tuple[str, bytes]:
     return f"search/d/{number}.{_short_hash(data)}.json", data
 
 
-def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str]) -> bytes:
-    """The manifest keeps its name (pages do not change when the index does); the browser revalidates it."""
-    return _dump({"version": 1, "entries": n, "cutoff": RELEVANCE_CUTOFF, "docs_per_shard": DOCS_PER_SHARD,
+def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str], base_url: str) -> bytes:
+    """The manifest keeps its name (pages do not change when the index does); the browser revalidates it.
+    `base_url`: where the site is hosted, so that a copy of it (`diagnose --site`) links there."""
+    return _dump({"version": 1, "entries": n, "base_url": base_url, "cutoff": RELEVANCE_CUTOFF,
+                  "docs_per_shard": DOCS_PER_SHARD,
                   "doc_shards": doc_shards, "shards": dict(sorted(shard_names.items())),
                   "stopwords": sorted(STOPWORDS),
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
@@ -168,7 +171,7 @@ def build_search_files(catalog: Catalog, release: bool = False) -> dict[str, byt
         name, data = doc_shard(start // DOCS_PER_SHARD, rows)
         files[name] = data
         doc_shards.append(name[len("search/"):])
-    files[MANIFEST] = manifest_file(n, shard_names, doc_shards)
+    files[MANIFEST] = manifest_file(n, shard_names, doc_shards, catalog.config.base_url)
     return files
 
 
@@ -177,10 +180,7 @@ def signature_parts(loaded) -> tuple[bytes, bytes | None]:
     row (None for an entry of `role: symptom`, which has nothing to match)."""
     if not loaded.signatures:
         return b"", None
-    e = loaded.entry
-    row = [e.title, plain(e.summary), f"entries/{e.id}/", plain(e.fix[0].step), e.role,
-           [e.persistent.count, e.persistent.within] if e.persistent else None]
-    return b",".join(_dump(sig.as_json()) for sig in loaded.signatures), _dump(row)
+    return b",".join(_dump(sig.as_json()) for sig in loaded.signatures), _dump(EntryInfo.of_entry(loaded.entry).row())
 
 
 def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list[str]]:
@@ -198,7 +198,7 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     """signatures.json's members besides the entries and their signatures, as JSON text."""
     top = {
-        "version": 1,
+        "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
         "decoration": DECORATION_RULES,
         "events": event_rules(),

@@ -86,13 +86,11 @@ def fleet_scan_folder():
 
 
 def test_fleet_scan_with_dask_gives_one_row_per_job_as_the_cli_would(site: Path):
-    pytest.importorskip("dask")
     scan_folder = fleet_scan_folder()
     check_rows(scan_folder(RUNS, site, scheduler="threads", partitions=4), site, compare_cli=True)
 
 
 def test_the_fleet_scan_example_runs_as_documented_with_worker_processes(site: Path):
-    pytest.importorskip("dask")
     result = subprocess.run([sys.executable, str(REPO / "examples" / "fleet_scan_dask.py"), "--site", str(site),
                              "--scheduler", "processes", str(RUNS)], capture_output=True, timeout=300, cwd=REPO)
     assert result.returncode == 0, result.stderr.decode()
@@ -102,7 +100,6 @@ def test_the_fleet_scan_example_runs_as_documented_with_worker_processes(site: P
 
 def test_fleet_scan_of_the_bundled_whole_log_cases_names_each_expected_entry(site: Path):
     """The 21 whole multi-rank logs of tests/logs/cases: one row each, its expected entry first."""
-    pytest.importorskip("dask")
     scan_folder = fleet_scan_folder()
     cases = REPO / "tests" / "logs" / "cases"
     rows = scan_folder(cases, site, scheduler="threads", partitions=4)
@@ -116,3 +113,35 @@ def test_fleet_scan_of_the_bundled_whole_log_cases_names_each_expected_entry(sit
         assert expect["entry"] in (row["entry"], first), (job.name, row["entry"], expect["entry"])
         if expect.get("first_rank") is not None:
             assert row["first_rank"] == expect["first_rank"], job.name
+
+
+def test_fleet_rows_name_causes_only_and_the_summary_counts_them(site: Path):
+    """`entry` is a cause or empty, consequences have a column of their own, `url` is the site's
+    address (site.yml's url, not the folder the site was read from), and the summary counts
+    causes across the jobs."""
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        from fleet_scan_dask import summary_text, top_causes
+    finally:
+        sys.path.pop(0)
+    rows = fleet_scan_folder()(RUNS, site, scheduler="threads", partitions=4)
+    base = yaml.safe_load((REPO / "site.yml").read_text(encoding="utf-8"))["url"]
+    no_known_cause = [r for r in rows if r["status"] in ("unknown", "consequences")]
+    assert any(r["consequences"] for r in no_known_cause)   # the runs have such logs
+    assert all(r["entry"] is None for r in no_known_cause)
+    for row in rows:
+        report = cli_report(Path(row["job"]), site)
+        first = report["first_failure"] or {}
+        assert row["entry"] == (first.get("entry") if report["status"] == "known" else None)
+        assert row["consequences"] == [r["entry"] for r in report["results"] if r["role"] == "consequence"]
+        if row["entry"]:
+            assert row["url"] == f"{base}entries/{row['entry']}/"
+    summary = top_causes(rows)
+    assert summary["jobs"] == len(rows)
+    counted = sum(c["jobs"] for c in summary["causes"])
+    assert counted == sum(1 for r in rows if r["entry"]) or len(summary["causes"]) == 10
+    assert [c["jobs"] for c in summary["causes"]] == sorted((c["jobs"] for c in summary["causes"]), reverse=True)
+    assert summary["no_failure"] == sum(1 for r in rows if r["status"] == "none")
+    text = summary_text(summary)
+    assert text.startswith(f"Top causes across {len(rows)} jobs:")
+    assert f"  {summary['causes'][0]['jobs']}  {summary['causes'][0]['entry']}  " in text

@@ -8,7 +8,7 @@ from pathlib import Path
 import re2
 import yaml
 
-from conftest import REPO, run_cli
+from conftest import REPO, copy_bundled_project, run_cli
 from rootcause.entries.project import open_project
 
 EXPR = re.compile(r"^sum by \(job\) \(count_over_time\((\{.*\}) \|~ `([^`]*)` \[(\d+[smhdw])\]\)\) >= (\d+)$")
@@ -88,3 +88,71 @@ def test_bad_options_are_refused_plainly():
     assert result.returncode == 2 and "stream selector in braces" in result.stderr.decode()
     result = run_cli("export", "--format", "loki", "--range", "five minutes")
     assert result.returncode == 2 and "--range must be a duration" in result.stderr.decode()
+
+
+def loki_rules_of(*args: str, cwd: Path = REPO) -> tuple[list[dict], str]:
+    result = run_cli(*args, "export", "--format", "loki", cwd=cwd)
+    assert result.returncode == 0, result.stderr.decode()
+    text = result.stdout.decode()
+    return yaml.safe_load(text)["groups"][0]["rules"], text
+
+
+def test_a_multi_line_signature_is_exported_only_through_the_line_its_entry_declares_distinctive():
+    rules, text = loki_rules_of()
+    exported = {r["labels"]["entry"]: r for r in rules}
+    catalog = project().catalog
+    for entry_id, loaded in catalog.entries.items():
+        for number, sig in enumerate(loaded.entry.signatures, 1):
+            if not sig.lines or sig.unless:
+                continue
+            if sig.alert_line is None:
+                assert f"#   - {entry_id} signature {number}: a multi-line signature means its lines together" in text
+            else:
+                assert f"signature {number}: its line {sig.alert_line} of {len(sig.lines)} only" in \
+                    exported[entry_id]["annotations"]["narrowed"]
+    # the rules the review found firing on healthy runs and on other failures are gone
+    assert "RootcauseZero3Rank0HostOomGathering16bitWeights" not in {r["alert"] for r in rules}
+    assert "Training completed" not in text.split("groups:", 1)[1]
+    assert "cuda-oom-during-evaluation" not in exported
+
+
+def test_no_exported_rule_fires_on_a_healthy_run_of_the_benchmark():
+    """The real healthy runs of bench/real_logs/runs (not the healthy logs the checks use), line by line."""
+    rules, _text = loki_rules_of()
+    healthy = sorted((REPO / "bench" / "real_logs" / "runs").glob("healthy_*.log"))
+    assert len(healthy) >= 3
+    for rule in rules:
+        regex = re2.compile(EXPR.match(rule["expr"]).group(2))
+        for log in healthy:
+            for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), 1):
+                assert not regex.search(line), (rule["alert"], log.name, number, line)
+
+
+def test_an_exported_line_that_a_healthy_log_prints_is_an_error_in_check_and_export(tmp_path: Path):
+    entry = REPO / "entries" / "deepspeed-fp16-loss-scale-at-minimum.yaml"
+    folder = copy_bundled_project(tmp_path / "p")
+    text = (folder / "entries" / entry.name).read_text(encoding="utf-8")
+    assert "    alert_line: 2\n" in text
+    (folder / "entries" / entry.name).write_text(text.replace("    alert_line: 2\n", "    alert_line: 1\n"),
+                                                 encoding="utf-8")
+    (folder / "tests" / "logs" / "healthy" / "steady.log").write_text("step 5 loss 1.2\n  self.loss_scaler.update_scale(has_overflow)\nstep 6\n",
+                                        encoding="utf-8")
+    line = next(n for n, l in enumerate(text.splitlines(), 1) if l.strip() == "- lines:")
+    check = run_cli("--root", str(folder), "check")
+    assert check.returncode == 1
+    assert (f"entries/{entry.name}:{line}:5: error[E055]: the alert rule exported for this entry matches line 2 of "
+            "the healthy log steady.log") in check.stdout.decode()
+    export = run_cli("--root", str(folder), "export", "--format", "loki")
+    assert export.returncode == 1 and export.stdout == b"" and b"E055" in export.stderr
+
+
+def test_entry_text_cannot_act_as_a_loki_template():
+    from rootcause.commands.export import go_literal
+
+    assert go_literal("Use {{ .Values }} and }} alone") == 'Use {{"{{"}} .Values {{"}}"}} and {{"}}"}} alone'
+    _rules, text = loki_rules_of()
+    for rule in yaml.safe_load(text)["groups"][0]["rules"]:
+        for value in rule["annotations"].values():
+            # every {{ opens an action that prints a literal brace pair: nothing else is evaluated
+            rest = value.replace('{{"{{"}}', "").replace('{{"}}"}}', "")
+            assert "{{" not in rest and "}}" not in rest, value

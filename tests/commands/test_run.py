@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, needs, tool
 
 RUNS = REPO / "bench" / "real_logs" / "runs"
 
@@ -53,7 +53,8 @@ def test_a_failing_command_keeps_its_exit_status_and_gets_a_diagnosis(tmp_path: 
     data = json.loads(report.read_text())
     assert data["status"] == "known" and data["results"][0]["entry"] == "cuda-out-of-memory"
     assert data["first_failure"]["rank"] == 1
-    assert data["command"] == {"argv": [sys.executable, "-c", code], "exit_status": 7, "interrupted": False}
+    assert data["command"] == {"argv": [sys.executable, "-c", code], "exit_status": 7, "interrupted": False,
+                               "interrupted_by_you": False}
 
 
 def test_a_failure_no_entry_explains_is_named_as_such():
@@ -109,18 +110,12 @@ def test_under_a_terminal_the_command_gets_one_too():
     assert b"Traceback" not in out
 
 
-def torchrun() -> str | None:
-    """torchrun of a CPU torch: $ROOTCAUSE_TEST_TORCHRUN (what .ci/run installs), else on PATH."""
-    found = os.environ.get("ROOTCAUSE_TEST_TORCHRUN") or shutil.which("torchrun")
-    return found if found and Path(found).exists() else None
-
-
-@pytest.mark.skipif(torchrun() is None, reason="no torchrun: .ci/run installs torch (CPU) and sets ROOTCAUSE_TEST_TORCHRUN")
+@needs("torchrun")
 def test_a_real_torchrun_job_that_fails_on_one_rank(tmp_path: Path):
     report = tmp_path / "r.json"
     work = tmp_path / "workspace"
     shutil.copytree(RUNS / "scripts", work / "scripts")
-    result = run_cli("--root", str(REPO), "run", "--report", str(report), "--", torchrun(), "--nproc_per_node", "2",
+    result = run_cli("--root", str(REPO), "run", "--report", str(report), "--", tool("torchrun"), "--nproc_per_node", "2",
                      "--tee", "3", "--master_port", "29871", "scripts/gradscaler_unscale_twice.py", "--fail-rank", "1",
                      cwd=work, timeout=240)
     assert result.returncode == 1

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from browser_helpers import PythonDiagnosis, SiteServer, base_path, build_project, signature_data
-from conftest import REPO, make_project, run_cli
+from conftest import REPO, make_project, run_cli, needs
 
 HOSTILE = Path(__file__).resolve().parent
 FIXTURES = HOSTILE / "browser-engine"
@@ -79,7 +79,8 @@ def site(project: Path, tmp_path_factory) -> Path:
     index = out / "search" / "signatures.json"
     data = json.loads(index.read_text(encoding="utf-8"))
     data["signatures"].append(EMOJI_SIGNATURE)
-    data["entries"]["emoji-range"] = ["Emoji range", "An astral class.", "entries/emoji-range/", "Nothing.", "cause", None]
+    data["entries"]["emoji-range"] = {"title": "Emoji range", "summary": "An astral class.", "url": "entries/emoji-range/",
+                                      "fix": "Nothing.", "role": "cause", "persistent": None}
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return out
 
@@ -119,7 +120,7 @@ def test_check_accepts_the_linear_patterns_and_refuses_the_astral_class_with_e03
     assert build.returncode == 1 and "error[E039]" in build.stderr.decode()
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript side cannot run")
+@needs("node")
 def test_each_runs_in_bounded_time_in_node_with_the_command_lines_report(site: Path, python_reports, tmp_path: Path):
     job = tmp_path / "job.json"
     names = list(LOGS)
@@ -159,7 +160,7 @@ WORKER_RUN = """async ([messages, bound]) => {
 }"""
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed; these tests never download a browser")
+@needs("browser")
 def test_each_runs_in_bounded_time_in_chromium_with_the_command_lines_report(browser, site: Path, project: Path,
                                                                               python_reports):
     names = list(LOGS)
@@ -187,7 +188,7 @@ def test_each_runs_in_bounded_time_in_chromium_with_the_command_lines_report(bro
         assert runs[i]["report"] == python_reports[name], name
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript side cannot run")
+@needs("node")
 def test_the_fixed_regexes_that_stay_regexp_do_not_backtrack_on_hostile_lines(site: Path):
     """Launcher prefixes, decoration, events and the fingerprint are ours and stay on RegExp (faster
     than RE2JS on every candidate line). On lines of max_line characters built from the characters

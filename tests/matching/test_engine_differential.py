@@ -19,6 +19,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from conftest import needs
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +28,7 @@ from rootcause.matching.patterns import PLACEHOLDERS, PatternError, _compile_re2
 
 NODE = shutil.which("node")
 SCRIPT = Path(__file__).resolve().parent / "engine_node.js"
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript side cannot run")
+pytestmark = needs("node")
 
 DIFFERENTIAL = settings(max_examples=100, deadline=None, database=None, derandomize=True,
                         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

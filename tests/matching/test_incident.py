@@ -12,7 +12,8 @@ import yaml
 
 from conftest import REPO, run_cli
 from rootcause.matching.incident import Failure, LogModel, persisted
-from rootcause.matching.ranking import Finding, Persistence
+from rootcause.matching.ranking import Finding
+from rootcause.matching.rows import Persistence
 
 RUNS = REPO / "bench" / "real_logs" / "runs"
 THREADS = REPO / "bench" / "real_logs" / "threads"
@@ -21,16 +22,13 @@ THREADS = REPO / "bench" / "real_logs" / "threads"
 @pytest.fixture(scope="module")
 def diagnose():
     """`rootcause diagnose --json` on the bundled entries, as a function of a log path."""
-    from rootcause.commands.diagnose import _from_project, possible_entries
-    from rootcause.matching.ranking import rank, report_json
-    from rootcause.matching.scanner import Scanner
+    from rootcause.encyclopedia import Encyclopedia
 
-    signatures, infos, consequences, _base, index = _from_project(REPO)
-    scanner = Scanner(signatures)
+    encyclopedia = Encyclopedia.open(root=REPO)
 
     def run(path: Path) -> dict:
-        data = report_json(rank(scanner.scan_paths([path]), consequences, infos), infos, 5)
-        data["possible"] = possible_entries(index, data["unknown"], infos)
+        data = encyclopedia.diagnose_paths([path], 5)
+        data.pop("encyclopedia")
         return data
     return run
 
@@ -180,7 +178,7 @@ def test_json_report_has_the_documented_fields():
     result = run_cli("diagnose", "--json", str(RUNS / "rank_indexerror.log"))
     data = json.loads(result.stdout)
     assert set(data) == {"lines_scanned", "bytes_scanned", "status", "headline", "results", "first_failure",
-                         "unknown", "possible", "notes", "handled", "consequence_streams", "launcher"}
+                         "unknown", "possible", "notes", "handled", "consequence_streams", "launcher", "encyclopedia"}
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for field in data:
         assert f"`{field}`" in readme, f"README's report table does not document {field}"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import needs
+
 from browser_helpers import (PythonDiagnosis, fixture_site, own_site, own_site_problem, signature_data,
                              write_project)
 from rootcause.matching.logline import parse_line
@@ -26,7 +28,7 @@ from rootcause.text import tokens
 NODE = shutil.which("node")
 SCRIPT = Path(__file__).resolve().parent / "parity_node.js"
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: the JavaScript side cannot run")
+pytestmark = needs("node")
 
 
 # -- running both sides -----------------------------------------------------------------------------
@@ -348,7 +350,8 @@ def synthetic_data(site: Path) -> dict:
             "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,
-            "entries": {e: [e.title(), f"{e} summary", f"entries/{e}/", f"fix {e}"] for e in SYNTHETIC}}
+            "entries": {e: {"title": e.title(), "summary": f"{e} summary", "url": f"entries/{e}/", "fix": f"fix {e}",
+                            "role": "cause", "persistent": None} for e in SYNTHETIC}}
 
 
 @pytest.mark.parametrize("top", [5, 2])

@@ -11,16 +11,14 @@ rule, the element and axe's one-line help.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from conftest import needs
 from browser_helpers import COPIED_ENTRY, fixture_server, fixture_site, own_site, own_site_problem, SiteServer, base_path
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (/usr/bin/chromium); "
-                                "these tests never download a browser")
+pytestmark = needs("browser")
 
 AXE = Path(__file__).resolve().parent.parent / "vendor" / "axe.min.js"
 #: WCAG 2.0, 2.1 and 2.2, levels A and AA (axe's rule tags; target-size is tagged wcag22aa)

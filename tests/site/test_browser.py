@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import gzip
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
 
+from conftest import needs
+
 from browser_helpers import (ARTIFACTS, COPIED_ENTRY, CSP, PythonDiagnosis, fixture_server, fixture_site,
                              signature_data)
 
-CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (/usr/bin/chromium); "
-                                "these tests never download a browser")
+pytestmark = needs("browser")
 
 ENTRY = f"entries/{COPIED_ENTRY}/"
 HOSTILE = Path(__file__).resolve().parent.parent / "hostile"

@@ -20,7 +20,7 @@ from conftest import REPO, make_project, run_cli
 
 from rootcause import inputs
 from rootcause.cache import RecordStore
-from rootcause.commands.diagnose import _from_cache, _from_project, diagnosis
+from rootcause.encyclopedia import Encyclopedia, _from_cache
 from rootcause.entries.project import open_project
 from rootcause.entries.study import COLUMNS
 from rootcause.site.diagnosis_index import HEAD, RECORDS, load, store
@@ -80,14 +80,15 @@ def fresh(root: Path) -> bool:
 
 
 def test_every_log_gets_the_same_report_from_the_index_as_from_the_checked_entries(project: Path):
-    slow = _from_project(project, use_cache=False)   # checks every entry, then stores the index
-    fast = _from_cache(project)
-    assert fast is not None, "the slow path stored no index"
-    assert fast[3] == slow[3]   # the base address
+    slow = Encyclopedia.from_project(project, use_cache=False)   # checks every entry, then stores the index
+    assert _from_cache(project) is not None, "the slow path stored no index"
+    fast = Encyclopedia.from_project(project)
+    assert fast.base_url == slow.base_url and fast.origin == slow.origin
+    assert type(fast.infos).__name__ == "_IndexedInfos"   # really read from the compiled index
     assert len(LOGS) >= 25 and any("cases" in p.parts for p in LOGS)
     unknown = 0
     for log in LOGS:
-        slow_report, fast_report = diagnosis(slow, [log]), diagnosis(fast, [log])
+        slow_report, fast_report = slow.diagnose_paths([log]), fast.diagnose_paths([log])
         assert fast_report == slow_report, log.name
         unknown += bool(slow_report["possible"])
     assert unknown, "no log exercised the 'possibly related' tier"

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, needs
 
 NODE = shutil.which("node")
 PLAIN = "RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -44,7 +44,7 @@ def test_python_search_ignores_decoration(site):
     assert decorated == plain
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs("node")
 def test_browser_search_ignores_decoration_and_scores_as_python(site):
     from rootcause.site.search import SearchIndex
 

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 
 from browser_helpers import SiteServer, base_path, own_site, own_site_problem
-from conftest import REPO, SEED_ENTRY, run_cli
+from conftest import REPO, SEED_ENTRY, run_cli, needs
 
 NODE = shutil.which("node")
 CHROMIUM = shutil.which("chromium")
@@ -48,7 +48,7 @@ process.stdout.write(JSON.stringify(cases.map((t) => [S.tokens(t), S.terms(t), S
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs("node")
 def test_python_and_javascript_normalise_queries_alike():
     from rootcause.text import name_key, terms, tokens
 
@@ -110,7 +110,7 @@ def own(tmp_path_factory) -> Path:
     return site
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs("node")
 def test_the_query_set_ranks_the_right_entry_first(own, tmp_path):
     """bench/search_queries.tsv through the shipped search.js (as bench/search_quality.py runs it)."""
     sys.path.insert(0, str(REPO / "bench"))
@@ -126,7 +126,7 @@ def test_the_query_set_ranks_the_right_entry_first(own, tmp_path):
     assert got["shown"] < 5  # the cut-off: no fixed tail of 10
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs("node")
 def test_python_and_browser_search_agree_on_short_queries(own):
     from rootcause.site.search import SearchIndex
 
@@ -147,8 +147,7 @@ Promise.all(JSON.parse(process.argv[3]).map((q) => index.query(q, 10)))
     assert json.loads(done.stdout) == python
 
 
-pytestmark_browser = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed; these tests "
-                                        "never download a browser")
+pytestmark_browser = needs("browser")
 
 
 @pytest.fixture(scope="module")

@@ -514,8 +514,8 @@
   function persisted(finding, persistent) {
     var lines = finding.matchLines.slice().sort(function (a, b) { return a - b; }), low = 0;
     for (var high = 0; high < lines.length; high++) {
-      while (lines[high] - lines[low] >= persistent[1]) low++;
-      if (high - low + 1 >= persistent[0]) return true;
+      while (lines[high] - lines[low] >= persistent.within) low++;
+      if (high - low + 1 >= persistent.count) return true;
     }
     return false;
   }
@@ -713,17 +713,17 @@
 
   function buildIncident(model, findings, infos, hitLines) {
     model.finish();
-    var consequenceEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "consequence"; })
+    var consequenceEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry].role === "consequence"; })
       .map(function (f) { return f.entry; }));
-    var warningEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry][4] === "warning"; })
+    var warningEntries = new Set(findings.filter(function (f) { return infos[f.entry] && infos[f.entry].role === "warning"; })
       .map(function (f) { return f.entry; }));
     explain(model, [].concat.apply([], findings.map(function (f) { return f.matches; })), consequenceEntries, warningEntries);
     var causes = [], consequences = [], notes = [];
     findings.forEach(function (f) {
       var info = infos[f.entry];
-      var role = info ? (info[4] || "cause") : "cause";
+      var role = info ? (info.role || "cause") : "cause";
       if (role === "warning") {
-        if (info && info[5] && persisted(f, info[5])) { f.persisted = true; causes.push(f); } else notes.push(f);
+        if (info && info.persistent && persisted(f, info.persistent)) { f.persisted = true; causes.push(f); } else notes.push(f);
       } else if (role === "consequence") consequences.push(f);
       else causes.push(f);
     });
@@ -1104,7 +1104,7 @@
   }
 
   // ranking._role: an entry's role, but a warning that persisted is a cause
-  function roleOf(f, infos) { return f.persisted ? "cause" : ((infos[f.entry] || [])[4] || "cause"); }
+  function roleOf(f, infos) { return f.persisted ? "cause" : ((infos[f.entry] || {}).role || "cause"); }
 
   function causesFirst(findings, consequences, roles) {
     var order = findings.slice();
@@ -1167,11 +1167,11 @@
     var ranks = Array.from(new Set(lines.map(function (l) { return l.rank; }).filter(function (r) { return r !== null; }))).sort(function (a, b) { return a - b; });
     var sigs = Array.from(new Set(f.matches.map(function (m) { return m.sig.index + 1; }))).sort(function (a, b) { return a - b; });
     return {
-      entry: f.entry, title: info ? info[0] : f.entry, summary: info ? info[1] : "", url: info ? info[2] : "",
+      entry: f.entry, title: info ? info.title : f.entry, summary: info ? info.summary : "", url: info ? info.url : "",
       role: roleOf(f, infos),
       confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
       ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
-      more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info[3] : ""
+      more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info.fix : ""
     };
   }
 
@@ -1218,14 +1218,14 @@
     var place = first ? where(first.rank, first.host) : "";
     if (incident.status === "consequences") {
       var ci = infos[first.entry];
-      var text = "Only consequences of a failure are in this log (" + (ci ? ci[0] : first.entry) + ")";
+      var text = "Only consequences of a failure are in this log (" + (ci ? ci.title : first.entry) + ")";
       return text + (place ? "; the evidence points at " + place + "." : "; the failing process's own error is not in it.");
     }
     var subject = place ? place.charAt(0).toUpperCase() + place.slice(1) + " failed first" : "The first failure";
     var sentence;
     if (incident.status === "known") {
       var info = infos[first.entry];
-      sentence = subject + ": " + (info ? info[0] : first.entry) + ".";
+      sentence = subject + ": " + (info ? info.title : first.entry) + ".";
     } else {
       var loc = first.location ? " (" + shortLocation(first.location) + ")" : "";
       sentence = subject + " with an error no entry explains: " + first.text + loc + ".";

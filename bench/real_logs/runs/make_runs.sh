@@ -31,7 +31,11 @@ cd "$WORKSPACE"
 export TMPDIR=$WORKSPACE/data
 # a clean baseline: only the runs that set these get them
 unset OMP_NUM_THREADS TORCH_DISTRIBUTED_DEBUG TORCH_CPP_LOG_LEVEL TORCH_SHOW_CPP_STACKTRACES
+unset PYTHONFAULTHANDLER TORCHELASTIC_ERROR_FILE
 export PYTHONWARNINGS=
+# torchrun's own stdout (where it copies the workers' stdout lines) unbuffered, as in the
+# environment the logs were made in; without it those lines reach the log in late blocks
+export PYTHONUNBUFFERED=1
 ONLY=("$@")
 FAILED=()
 
@@ -149,6 +153,102 @@ run healthy_warnings 4 29642 3 "--exit zero --has 'suggested max number of worke
   OMP_NUM_THREADS=1 -- scripts/healthy_ddp.py --extras warnings
 run healthy_handled_errors 2 29643 3 "--exit zero --has 'loss is nan, skipping batch' --has 'FileNotFoundError'" \
   -- scripts/healthy_ddp.py --extras handled
+
+# ---- more runs (2026-12-07): silent deaths, mismatched collectives, elastic restarts, ... ----
+# the failing rank leaves without a traceback; the others are left in a collective
+run silent_exit_zero 3 29646 2 "--root-rank-not 1 --has 'Connection closed by peer' --lacks 'rank      : 1 (local_rank: 1)'" \
+  -- scripts/silent_death.py --fail-rank 1 --mode exit0 --timeout 5
+run silent_exit_one 4 29647 3 "--root-rank 3 --has 'exitcode  : 1 (pid' --lacks '[default3]:[rank3]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 3 --mode exit1 --fail-step 3 --timeout 5
+run segfault_ctypes 3 29648 2 "--root-rank 1 --has 'Signal 11 (SIGSEGV)'" \
+  -- scripts/silent_death.py --fail-rank 1 --mode segv --timeout 5
+run segfault_faulthandler 4 29649 2 "--root-rank 2 --has 'Fatal Python error: Segmentation fault' --has 'Signal 11 (SIGSEGV)'" \
+  PYTHONFAULTHANDLER=1 -- scripts/silent_death.py --fail-rank 2 --mode segv --fail-step 3 --timeout 5
+run sigstop_timeout 3 29650 2 "--root-rank-not 2 --has 'Timed out waiting 5000ms' --has 'Unable to shutdown process' --has 'exitcode  : -9'" \
+  -- scripts/silent_death.py --fail-rank 2 --mode stop --timeout 5
+run uneven_shard_barrier 3 29651 2 "--root-rank-not 2 --has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
+  -- scripts/uneven_shard_exit.py --fail-rank 2 --fail-step 2 --after barrier --timeout 5
+
+# mismatched collectives: without the debug wrapper (timeouts, a gloo abort), and with
+# TORCH_DISTRIBUTED_DEBUG=DETAIL and @record (torchrun's report carries the exception)
+run mismatch_shape_timeout 3 29652 3 "--root-rank-not 1 --has 'Timed out waiting 5000ms' --lacks 'Detected mismatch'" \
+  -- scripts/metrics_mismatch.py --fail-rank 1 --kind shape --timeout 5
+run mismatch_dtype_abort 3 29653 6 "--root-rank-not 1 --has \"Received data size doesn't match expected size\" --has 'terminate called after throwing'" \
+  -- scripts/metrics_mismatch.py --fail-rank 1 --kind dtype --timeout 5
+run mismatch_op_timeout 4 29654 3 "--root-rank-not 2 --has 'Timed out waiting 5000ms' --lacks 'Detected mismatch'" \
+  -- scripts/metrics_mismatch.py --fail-rank 2 --kind op --timeout 5
+run mismatch_shape_detail_record 3 29655 3 "--has 'TensorShape=[4]' --has 'error_file: /workspace/data/torchelastic_' --has 'no error file defined for parent'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/metrics_mismatch.py --fail-rank 1 --kind shape --record --timeout 5
+run mismatch_dtype_detail_error_file 4 29656 3 "--has 'TensorDtypes=Double' --has 'Tensor Tensor dtypes: Doublevs Float' --lacks 'no error file defined for parent'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL TORCHELASTIC_ERROR_FILE=/workspace/data/torchrun-error.json \
+  -- scripts/metrics_mismatch.py --fail-rank 3 --kind dtype --record --timeout 5
+
+# elastic restarts (--max-restarts 2): the failure repeats in every attempt, happens only in
+# the first one, or (static rendezvous) the restarted workers cannot form the gloo group.
+# With torch 2.13 the workers' process group is set up through the agent's TCPStore, which
+# outlives an attempt: a restarted rank can read a peer's gloo address from the attempt before
+# ("Gloo connectFullMesh failed ... Connection refused"), as elastic_static_restart_mesh shows.
+# The c10d-rendezvous runs set TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1, so that each attempt gets
+# a fresh store (hosted by rank 0) and the restarts themselves work.
+run elastic_restart_corrupt_checkpoint 3 29657 2 "--root-rank 1 --has 'failed finding central directory' --has 'attempt 2: resuming' --lacks 'connectFullMesh'" \
+  TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 -- --max-restarts 2 --rdzv-backend c10d --rdzv-endpoint localhost:29757 \
+  scripts/checkpoint_resume.py --fail-rank 1 --mode corrupt --timeout 5
+run elastic_first_attempt_alloc 3 29658 2 "--exit zero --has \"DefaultCPUAllocator: can't allocate memory\" --has 'attempt 1: starting' --has 'rank 2: training finished'" \
+  TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1 -- --max-restarts 2 --rdzv-backend c10d --rdzv-endpoint localhost:29758 \
+  scripts/elastic_first_attempt.py --fail-rank 2 --timeout 5
+run elastic_static_restart_mesh 3 29659 3 "--has \"DefaultCPUAllocator: can't allocate memory\" --has 'Gloo connectFullMesh failed'" \
+  -- --max-restarts 2 scripts/elastic_first_attempt.py --fail-rank 2 --timeout 5
+
+# a DataLoader worker of one rank fails; checkpoint save and load fail on one rank
+run dataloader_getitem_keyerror 3 29660 2 "--root-rank 2 --has 'Caught KeyError in DataLoader worker process' --has \"KeyError: 'label'\"" \
+  -- scripts/dataloader_worker_error.py --fail-rank 2 --mode keyerror --timeout 5
+run dataloader_worker_segfault 2 29661 3 "--root-rank 1 --has 'is killed by signal: Segmentation fault.'" \
+  -- scripts/dataloader_worker_error.py --fail-rank 1 --mode segv --timeout 5
+run checkpoint_optimizer_groups 3 29662 2 "--root-rank 0 --has \"doesn't match the size of optimizer's group\"" \
+  -- scripts/checkpoint_resume.py --fail-rank 0 --mode optim --timeout 5
+run checkpoint_save_missing_dir 4 29663 2 "--root-rank 2 --has 'rootcause-runs-ckpt-never-created/step2 does not exist.'" \
+  -- scripts/checkpoint_resume.py --fail-rank 2 --mode save_nodir --timeout 5
+
+# late and near-simultaneous failures, a cause printed after its consequences
+run rank3_late_inplace 4 29664 2 "--root-rank 3 --has 'modified by an inplace operation' --has 'rank 0: step 5 loss'" \
+  -- scripts/rank_late_inplace.py --fail-rank 3 --fail-step 6 --steps 9 --timeout 5
+run two_ranks_near_simultaneous 4 29665 3 "--has 'is non-finite, so it cannot be clipped' --has 'IndexError: list index out of range' --has 'rank 2: step 2 failed' --has 'rank 0: step 2 failed'" \
+  -- scripts/two_failures.py --fail-rank 2 --other-rank 0 --fail-step 2 --delay 0.3 --timeout 5
+run buffered_stdout_timeout 3 29666 3 "--root-rank-not 1 --before 'Timed out waiting 5000ms' 'ERROR rank 1: step 2 failed' --has 'modified by an inplace operation'" \
+  -- scripts/buffered_stdout_timeout.py --fail-rank 1 --timeout 5
+
+# the torchrun agent itself gets a signal from outside (a scheduler's SIGTERM, a Ctrl-C)
+# run_signalled NAME NPROC PORT TRIES SIGNAL "CHECK-ARGS" -- SCRIPT [ARGS ...]
+run_signalled() {
+  local name=$1 nproc=$2 port=$3 tries=$4 sig=$5 check=$6; shift 7
+  want "$name" || return 0
+  local i rc pid
+  for ((i = 1; i <= tries; i++)); do
+    "$TORCHRUN" --nproc_per_node "$nproc" --tee 3 --master_port "$port" "$@" > "$HERE/$name.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 120); do grep -q "step 3 loss" "$HERE/$name.log" && break; sleep 0.5; done
+    kill -s "$sig" "$pid"
+    ( sleep 60; kill -9 "$pid" 2>/dev/null ) & local guard=$!
+    wait "$pid"; rc=$?
+    kill "$guard" 2>/dev/null; wait "$guard" 2>/dev/null
+    # shellcheck disable=SC2086
+    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
+      echo "ok    $name (rc=$rc, try $i)"
+      return 0
+    fi
+    echo "retry $name (rc=$rc, try $i)"
+  done
+  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
+  FAILED+=("$name")
+}
+run_signalled agent_sigterm 2 29667 2 TERM "--has 'Received 15 death signal, shutting down workers' --has 'got signal: 15'" \
+  -- scripts/slow_train.py --steps 40
+run_signalled agent_sigint 3 29668 2 INT "--has 'Received 2 death signal, shutting down workers' --has 'KeyboardInterrupt'" \
+  -- scripts/slow_train.py --steps 40
+
+# healthy: TORCH_DISTRIBUTED_DEBUG=DETAIL logs every collective's fingerprint, plus warnings
+run healthy_detail_fingerprints 3 29669 6 "--exit zero --has 'Running collective: CollectiveFingerPrint' --has 'FutureWarning' --lacks 'terminate called'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO -- scripts/healthy_manual_allreduce.py --timeout 5
 
 if [ ${#FAILED[@]} -gt 0 ]; then
   echo "runs whose log does not match: ${FAILED[*]}" >&2
