@@ -5,7 +5,7 @@ Every face of the diagnosis goes through `Encyclopedia`: `rootcause diagnose`, `
 from one of three places and says which answered (`Origin`, in every report):
 
 - a **project** (a folder with `site.yml` and `entries/`): its compiled index in
-  `.rootcause-cache/` when fresh, else its entries, checked (which stores the index again);
+  the project's store (`rootcause.cache`) when fresh, else its entries, checked (which stores the index again);
 - a **built site** (`search/signatures.json` and the search files): all a cluster needs;
 - the **bundled** encyclopedia, the entries that come with the installed package: used when
   neither is named and the current folder is no project. The installed copy is read-only, so it
@@ -199,7 +199,7 @@ class Encyclopedia:
 
             remove(self._root.resolve())
             if "-" in names:
-                raise DamagedIndex(f"the compiled signature index in .rootcause-cache/ is damaged ({exc}); "
+                raise DamagedIndex(f"the compiled signature index in the project's store is damaged ({exc}); "
                                    "it was removed: run again") from None
             kind, shown, digest, _version = self._where
             fresh = Encyclopedia.from_project(self._root, use_cache=False, kind=kind, shown=shown, digest=digest)

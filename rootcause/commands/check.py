@@ -1,7 +1,7 @@
 """`rootcause check`: validate site.yml, every entry and every page; print every problem at once.
 
-When the entries are valid, their compiled signature index is stored in `.rootcause-cache/`
-for `diagnose` (`rootcause.site.diagnosis_index`)."""
+When the entries are valid, their compiled signature index is stored in the project's
+store for `diagnose` (`rootcause.site.diagnosis_index`)."""
 
 from __future__ import annotations
 

@@ -67,8 +67,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
           wait: float = LOCK_WAIT, timings=None, walked: tuple | None = None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
-    Entries and pages whose inputs did not change come from the build cache in
-    `.rootcause-cache/` (`render_site`). `force` skips the up-to-date test, reads nothing from
+    Entries and pages whose inputs did not change come from the project's store
+    (`rootcause.cache`, `render_site`). `force` skips the up-to-date test, reads nothing from
     the build cache (it is written anew) and writes every file anew. One build at a time writes
     an output folder; another one waits up to `wait` seconds for it (E052 after that).
     `timings` (a `timings.Timings`) is filled stage by stage. `walked`: the walk of the inputs
