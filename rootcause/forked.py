@@ -64,7 +64,7 @@ class Alongside(Generic[T]):
         """The child's answer, or `work()`'s here when there was no child or it failed (asked
         again: the same answer)."""
         if self._done:
-            return self._answer
+            return self._answer  # type: ignore[return-value]  # set with _done
         answer: T
         if self._pid is None:
             answer = self._work()
@@ -96,7 +96,7 @@ class Alongside(Generic[T]):
     def _reap(self) -> int:
         os.close(self._read)
         try:
-            status = os.waitpid(self._pid, 0)[1]
+            status = os.waitpid(self._pid, 0)[1]  # type: ignore[arg-type]  # reaped only with a child
         except ChildProcessError:
             status = -1
         self._pid = None

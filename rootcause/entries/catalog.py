@@ -490,7 +490,7 @@ def similar_pairs(vectors: dict[str, dict[str, float]], threshold: float) -> lis
     found = []
     for a, terms in strongest.items():
         # how many of a's strongest terms each entry shares, counted in C (`Counter.update`)
-        shared = Counter()
+        shared: Counter[str] = Counter()
         for term in terms:
             ids = by_term[term]
             if len(ids) <= 200:   # a term this common says nothing about duplication
@@ -636,7 +636,7 @@ def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnos
     from ..matching.scanner import Scanner
 
     scanner = Scanner(catalog.signatures())
-    problems = []
+    problems: list[Diagnostic] = []
     unlisted = 0
     hint = "keep more of the error's own wording in the pattern so that normal output cannot match it"
     for log in healthy_logs:

@@ -95,7 +95,7 @@ def _recorded(info: ValidationInfo) -> bool:
     """Validating an entry from the build cache's record (`catalog.from_record`): its patterns
     compiled when the record was made, by the same code (the record's key holds the code's
     version), and the record carries what they compiled to: they are not compiled again here."""
-    return bool(info.context) and bool(info.context.get("recorded"))
+    return isinstance(info.context, dict) and bool(info.context.get("recorded"))
 
 
 def _example_from_text(value: Any) -> Any:

@@ -160,7 +160,7 @@ class Prefilter:
     def span(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[int, int] | None:
         end = len(data) if end is None else end
         if self._native is not None:
-            found = self._native(_ANCHOR.UNANCHORED, data, pos, end)[0]
+            found = self._native(_ANCHOR.UNANCHORED, data, pos, end)[0]  # type: ignore[union-attr]  # with _native
             return None if found == _NO_MATCH else found
         match = self._regex.search(data, pos, end)
         return None if match is None else match.span()
@@ -447,7 +447,7 @@ class _Scan:
                 line = joined
                 event = recognise(line.text) if self.scanner._events.search(raw) else None
         if event is not None:
-            report.model.feed(number, line, *event)
+            report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
         kept = False
         for n in candidates:
             bucket = per_signature.setdefault(n, [])

@@ -248,7 +248,7 @@ def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[st
     ids = sorted(parts)
     signatures = (signature for entry_id in ids if parts[entry_id][0]
                   for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
-    rows = {entry_id: parts[entry_id][1] for entry_id in ids if parts[entry_id][1] is not None}
+    rows = {entry_id: row for entry_id in ids if (row := parts[entry_id][1]) is not None}
     return _sections(search_files, signatures, rows, consequences)
 
 

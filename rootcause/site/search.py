@@ -17,6 +17,7 @@ import hashlib
 import math
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -226,7 +227,8 @@ def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], conseq
     ids = sorted(parts)
     values = _signature_top(consequences)
     values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
-    values["entries"] = b"{" + b",".join(_entry_item(i, parts[i][1]) for i in ids if parts[i][1] is not None) + b"}"
+    rows = {i: row for i in ids if (row := parts[i][1]) is not None}
+    values["entries"] = b"{" + b",".join(_entry_item(i, row) for i, row in rows.items()) + b"}"
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
 
 
@@ -264,7 +266,7 @@ class SearchIndex:
     (without its prefix expansion of the word being typed): the same files, the same scores.
     `diagnose` uses it to offer entries related to an error that no signature explains."""
 
-    def __init__(self, files: dict[str, bytes]):
+    def __init__(self, files: Mapping[str, bytes]):
         self.manifest = jsonbytes.loads(files[MANIFEST])
         self.files = files
 

@@ -183,7 +183,7 @@ def build_version() -> str:
     from ..inputs import code_version
     from .render import theme_folder
 
-    versions = []
+    versions: list[tuple[str, str | None]] = []
     for name in CACHED_LIBRARIES:
         try:
             versions.append((name, metadata.version(name)))
