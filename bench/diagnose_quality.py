@@ -137,9 +137,12 @@ def answer(report: dict) -> tuple[list[str], int | None, list[str]]:
 
 
 def top3(report: dict) -> list[str]:
+    """The first three answers a reader sees: the verdict, the other results, then the entries of
+    the "possibly related" tier (what the report offers when no signature explains the failure)."""
     first = verdict(report)
     ranked = [first] + [r["entry"] for r in report["results"] if r["entry"] != first]
-    return ranked[:3]
+    ranked += [hit["entry"] for tier in report.get("possible", []) for hit in tier["entries"]]
+    return list(dict.fromkeys(ranked))[:3]
 
 
 class Bm25:

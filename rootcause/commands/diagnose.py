@@ -144,6 +144,11 @@ def print_text(data: dict, base: str, file=None) -> None:
         for note in data["notes"]:
             console.print(f"  - {escape(note['title'])} [dim]({note['count']}×, first at line "
                           f"{note['lines'][0]['line'] if note['lines'] else '?'}; {escape(base + note['url'])})[/dim]")
+    if data.get("next_steps"):
+        console.print()
+        console.print("[bold]Next steps[/bold] [dim](the log shows only consequences: find the process that stopped)[/dim]")
+        for number, step in enumerate(data["next_steps"], 1):
+            console.print(f"  {number}. {escape(step)}")
     if data.get("encyclopedia"):
         from ..encyclopedia import Origin
 

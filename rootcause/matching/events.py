@@ -46,6 +46,9 @@ ANCHORS: tuple[str, ...] = (
     "what():",
     "received by PID",
     "Fatal Python error",
+    "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
+    "Illegal instruction", "illegal hardware instruction", "Floating point exception",
+    "(): ", "double free or corruption", "corrupted size vs", "corrupted double-linked list",
     "(exitcode: ",
     "exits with return code",
     "srun: error:",
@@ -62,6 +65,7 @@ ANCHORS: tuple[str, ...] = (
     " ERROR ",
     "[ERROR]",
     "are the lagging ranks",
+    "last completed NCCL work:",
     "joined but didn't finish collective #",
     "but didn't join collective #",
 )
@@ -90,8 +94,10 @@ RULES: list[tuple[str, str]] = [
     ("frame", r"^((?:~|/)[^ ]{0,1000}\.py):([0-9]{1,9}) in ([^ ]{1,200})$"),
     ("chain", r"^[ \t]*(?:The above exception was the direct cause of the following exception|"
               r"During handling of the above exception, another exception occurred):"),
-    ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}" + _IDENT +
-                  r"(?:Error|Exception|KeyboardInterrupt|SystemExit))(?:: ?(.{0,2000}))?$"),
+    # `...Error: msg`, and the classes that are a whole name: `KeyboardInterrupt`, `SystemExit: 1`,
+    # `Exception: msg` (bare, or behind a module path)
+    ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
+                  r"(?:Error|Exception)|KeyboardInterrupt|SystemExit|Exception))(?:: ?(.{0,2000}))?$"),
     ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
     ("cpp-terminate", r"terminate called without an active exception"),
     ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
@@ -100,6 +106,17 @@ RULES: list[tuple[str, str]] = [
     ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
     ("fatal", r"Fatal Python error: (.{1,300})$"),
+    # a process ended by a signal, in the words of the shell that started it: bash's
+    # `train.sh: line 2: 29959 Segmentation fault      python3 train.py` (or, interactive, just
+    # `Segmentation fault (core dumped)`), zsh's `[1]    4242 segmentation fault (core dumped)  python ...`
+    ("fatal", r"(?:^|: line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
+              r"(Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception|"
+              r"segmentation fault|bus error|abort|killed|illegal hardware instruction)"
+              r"(?: {1,20}\(core dumped\))?(?: {2,}.{0,500}| {0,20})$"),
+    # glibc's heap checks (malloc/malloc.c, malloc_printerr), printed just before it aborts
+    ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
+              r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
+              r"(?: in fastbins)?|corrupted double-linked list)$"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
     ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
     ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): (.{1,300})$"),
@@ -110,6 +127,10 @@ RULES: list[tuple[str, str]] = [
     # a logging record at error level: its timestamp dates the traceback it introduces
     ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
     ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    # the watchdog's account of where the process stopped (torch 2.3+): the rank whose last
+    # completed work is the lowest fell behind the others
+    ("progress", r"detected by watchdog at work: ([0-9]{1,20}), last enqueued NCCL work: ([0-9]{1,20}), "
+                 r"last completed NCCL work: (-?[0-9]{1,20})"),
     ("lagging", r"ranks \[([0-9][0-9, ]{0,2000})\] are the lagging ranks"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] joined but didn't finish collective #([0-9]{1,20})"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] finished collective #([0-9]{1,20}), but didn't join collective"),

@@ -757,7 +757,8 @@ def _collides(state, model: dict, fresh: dict[str, LoadedEntry], related: dict, 
     # every other entry's examples against the changed signatures: the stored example lines tell
     # which entries hold a signature's first anchor; only those are read and matched (the anchor
     # escaped by the encoder that wrote those lines, as a JSON string without its quotes)
-    needles = {entry_id: {_dump(sig.steps[0].anchor)[1:-1] for sig in loaded.signatures}
+    needles = {entry_id: {_dump(anchor)[1:-1] for sig in loaded.signatures
+                          for anchor in [sig.steps[0].anchor] + ([sig.core] if sig.core else [])}
                for entry_id, loaded in fresh.items()}
     wanted: dict[str, set[str]] = {}
     for line in _example_lines(state, model):

@@ -265,7 +265,11 @@ def _corrupt(path: Path, how: str) -> Path:
     elif how == "garbage":
         path.write_bytes(os.urandom(5000))
     elif how == "header":
-        path.write_bytes(data.replace(b'"format":1', b'"format":"1"', 1))
+        from rootcause.matching.anchors import FORMAT as TABLE_FORMAT
+
+        old = f'"format":{TABLE_FORMAT}'.encode()
+        assert old in data
+        path.write_bytes(data.replace(old, f'"format":"{TABLE_FORMAT}"'.encode(), 1))
     elif how == "other kind":
         path.write_bytes(data.replace(b"rootcause diagnose index", b"rootcause build cache xx", 1))
     elif how == "link":
