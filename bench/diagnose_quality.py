@@ -207,6 +207,43 @@ def score(cases: list[dict], answers: list[tuple[list[str], int | None]], can_ab
 PARTS = ("dev", "sealed", "seen", "all")
 
 
+MISS_KINDS = ("wording", "frame", "process-level", "no-error", "ranking", "coverage", "healthy flagged")
+
+
+def miss_kind(case: dict, report: dict) -> str | None:
+    """Why the report misses the case, read from the report alone (no case is looked at): None
+    when it does not miss. `coverage`: a failure no entry explains, named as a wrong entry."""
+    from rootcause.matching.incident import INCOMPLETE_TRACEBACK
+
+    got = verdict(report)
+    label = case["label"]
+    if label == "healthy":
+        return None if got == "healthy" else "healthy flagged"
+    if label == "none":
+        return None if got == "none" else ("no-error" if got == "healthy" else "coverage")
+    if got == label or got in case["also"]:
+        return None
+    if label in top3(report) or label in [r["entry"] for r in report["results"]]:
+        return "ranking"
+    if report["status"] == "none":
+        return "no-error"
+    first = report.get("first_failure") or {}
+    if first.get("kind") in ("fatal", "signal", "exit", "silent"):
+        return "process-level"
+    if first.get("text") == INCOMPLETE_TRACEBACK or str(first.get("text", "")).startswith("a C++ error"):
+        return "frame"
+    return "wording"
+
+
+def miss_kinds(cases: list[dict], reports: list[dict]) -> dict[str, int]:
+    counts = dict.fromkeys(MISS_KINDS, 0)
+    for case, report in zip(cases, reports):
+        kind = miss_kind(case, report)
+        if kind:
+            counts[kind] += 1
+    return counts
+
+
 def _rate(hits: int, total: int) -> float:
     return round(100.0 * hits / total, 1) if total else 0.0
 
@@ -216,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", action="store_true", help="print one line per case")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--no-browser", action="store_true", help="skip the Node run of matcher.js")
+    parser.add_argument("--miss-kinds", action="store_true",
+                        help="count each half's misses by kind (counts only: the sealed half is never listed)")
     args = parser.parse_args(argv)
 
     from rootcause.entries.project import open_project
@@ -265,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
             rank_note = f" rank {rank} (want {case['first_rank']})" if case.get("first_rank") is not None else ""
             print(f"{mark} {case['name']:<48} want {case['label']:<40} got {got}{rank_note}  bm25 {bm[0]}")
         print()
+    if args.miss_kinds:
+        for part in ("dev", "sealed"):
+            kinds = miss_kinds([c for c in cases if c["_half"] == part],
+                               [r for c, r in zip(cases, cli_reports) if c["_half"] == part])
+            print(f"{part} half misses by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     if not args.no_browser:
         print(f"browser and CLI reports identical on {len(cases) - len(differ)} of {len(cases)} logs"
               + (f"; differ on: {', '.join(c['name'] for c in differ if c['_half'] == 'dev')}"

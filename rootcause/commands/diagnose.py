@@ -135,8 +135,12 @@ def print_text(data: dict, base: str, file=None) -> None:
         more = result["more_lines"] + len(result["lines"]) - len(shown)
         if more:
             console.print(f"[dim]          … {more} more matched lines[/dim]")
+        if result.get("check") and result["role"] == "cause":
+            console.print(f"   [bold]Confirm:[/bold] {escape(result['check'])}")
+            for command_line in result.get("check_command", "").splitlines()[:6]:
+                console.print(f"     [cyan]{escape(command_line)}[/cyan]")
         if result["fix"]:
-            console.print(f"   [bold]First step:[/bold] {escape(result['fix'])}")
+            console.print(f"   [bold]Then fix:[/bold] {escape(result['fix'])}")
         console.print(f"   [dim]{escape(base + result['url'])}[/dim]")
     if data["notes"]:
         console.print()

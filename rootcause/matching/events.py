@@ -84,7 +84,8 @@ EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-th
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
 
-#: (kind, regex searched in the line's text); the first rule that matches decides
+#: (kind, regex searched in the line's text); the first rule that matches decides. `[^\n]`, not
+#: `.`: JavaScript's `.` also stops at U+2028 and U+2029, which a line may hold
 RULES: list[tuple[str, str]] = [
     ("traceback", r"Traceback \(most recent call last\)"),
     ("frame", r'^[ \t]*File "([^"]{1,1000})", line ([0-9]{1,9}), in ([^ \t]{1,200})'),
@@ -97,31 +98,31 @@ RULES: list[tuple[str, str]] = [
     # `...Error: msg`, and the classes that are a whole name: `KeyboardInterrupt`, `SystemExit: 1`,
     # `Exception: msg` (bare, or behind a module path)
     ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
-                  r"(?:Error|Exception)|KeyboardInterrupt|SystemExit|Exception))(?:: ?(.{0,2000}))?$"),
+                  r"(?:Error|Exception)|KeyboardInterrupt|SystemExit|Exception))(?:: ?([^\n]{0,2000}))?$"),
     ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
     ("cpp-terminate", r"terminate called without an active exception"),
-    ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
+    ("cpp-what", r"^[ \t]*what\(\):[ \t]+([^\n]{1,2000})$"),
     # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of
     # only the backtrace still shows that such an error was raised, and where
     ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
-    ("fatal", r"Fatal Python error: (.{1,300})$"),
+    ("fatal", r"Fatal Python error: ([^\n]{1,300})$"),
     # a process ended by a signal, in the words of the shell that started it: bash's
     # `train.sh: line 2: 29959 Segmentation fault      python3 train.py` (or, interactive, just
     # `Segmentation fault (core dumped)`), zsh's `[1]    4242 segmentation fault (core dumped)  python ...`
     ("fatal", r"(?:^|: line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
               r"(Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception|"
               r"segmentation fault|bus error|abort|killed|illegal hardware instruction)"
-              r"(?: {1,20}\(core dumped\))?(?: {2,}.{0,500}| {0,20})$"),
+              r"(?: {1,20}\(core dumped\))?(?: {2,}[^\n]{0,500}| {0,20})$"),
     # glibc's heap checks (malloc/malloc.c, malloc_printerr), printed just before it aborts
     ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
               r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
               r"(?: in fastbins)?|corrupted double-linked list)$"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
     ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
-    ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): (.{1,300})$"),
+    ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): ([^\n]{1,300})$"),
     ("report-root", r"^Root Cause \(first observed failure\):"),
-    ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?(.{0,2000})$"),
+    ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?([^\n]{0,2000})$"),
     # a launcher that starts its workers: it reports every failed worker when the job ends
     ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
     # a logging record at error level: its timestamp dates the traceback it introduces

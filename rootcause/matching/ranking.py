@@ -166,6 +166,8 @@ def _entry_json(finding: Finding, report: Report, infos: dict[str, EntryInfo]) -
         "count": len(finding.match_lines),
         "lines": lines[:MAX_LINES_SHOWN],
         "more_lines": max(0, len(lines) - MAX_LINES_SHOWN),
+        "check": info.check if info else "",
+        "check_command": info.check_command if info else "",
         "fix": info.fix if info else "",
     }
 

@@ -80,7 +80,8 @@ def test_every_report_row_is_read_by_name():
     encyclopedia = Encyclopedia.open(root=REPO)
     info = encyclopedia.infos["cuda-out-of-memory"]
     assert info.row() == {"title": info.title, "summary": info.summary, "url": "entries/cuda-out-of-memory/",
-                          "fix": info.fix, "role": "cause", "persistent": None}
+                          "fix": info.fix, "role": "cause", "persistent": None, "check": info.check,
+                          "check_command": info.check_command}
     described = Origin("site", "/srv/site", "0.1.0", 3).describe()
     assert described == "the built site at /srv/site (3 entries)"
 
@@ -203,3 +204,13 @@ def test_a_sigint_sent_to_run_alone_is_forwarded_once(tmp_path: Path):
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and counter.read_text() == "1"
     assert b"interrupted by you (Ctrl-C)" in err
+
+
+def test_each_cause_leads_with_how_to_confirm_it_then_the_fix(tmp_path: Path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM)
+    data = json.loads(run_cli("--root", str(REPO), "diagnose", "--json", str(log)).stdout)
+    first = data["results"][0]
+    assert first["check"] and first["check_command"]   # the entry's confirm step that has a command
+    text = run_cli("--root", str(REPO), "diagnose", str(log)).stdout.decode()
+    assert text.index("Confirm:") < text.index(first["check_command"].splitlines()[0].strip()) < text.index("Then fix:")

@@ -376,7 +376,8 @@ def synthetic_data(site: Path) -> dict:
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,
             "entries": {e: {"title": e.title(), "summary": f"{e} summary", "url": f"entries/{e}/", "fix": f"fix {e}",
-                            "role": "cause", "persistent": None} for e in SYNTHETIC}}
+                            "role": "cause", "persistent": None, "check": f"check {e}", "check_command": ""}
+                        for e in SYNTHETIC}}
 
 
 @pytest.mark.parametrize("top", [5, 2])

@@ -182,7 +182,13 @@
       }
       box.appendChild(el("p", null, r.summary));
       box.appendChild(lineBlock(r.lines, r.more_lines));
-      if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "First step: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
+      // how to confirm this cause on the machine comes first, then the fix (as the text report)
+      if (r.check && r.role === "cause") {
+        var check = el("p"); check.appendChild(el("strong", null, "Confirm: ")); check.appendChild(document.createTextNode(r.check));
+        box.appendChild(check);
+        if (r.check_command) { var pre = el("pre"); pre.appendChild(el("code", null, r.check_command)); box.appendChild(pre); }
+      }
+      if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "Then fix: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
       out.appendChild(box);
     });
     if (report.notes.length) {

@@ -1215,7 +1215,8 @@
       role: roleOf(f, infos),
       confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
       ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
-      more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info.fix : ""
+      more_lines: Math.max(0, lines.length - limits.max_lines_shown),
+      check: info ? info.check : "", check_command: info ? info.check_command : "", fix: info ? info.fix : ""
     };
   }
 
