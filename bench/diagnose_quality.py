@@ -124,6 +124,8 @@ def verdict(report: dict) -> str:
     `healthy` (no failure)."""
     status = report["status"]
     if status == "none":
+        # also a log that stops in a start-up phase: the report names the phase and the possible
+        # causes of a hang there (counted among the first three), but claims no failure
         return "healthy"
     if status == "unknown":
         return "none"
@@ -141,6 +143,7 @@ def top3(report: dict) -> list[str]:
     the "possibly related" tier (what the report offers when no signature explains the failure)."""
     first = verdict(report)
     ranked = [first] + [r["entry"] for r in report["results"] if r["entry"] != first]
+    ranked += [hit["entry"] for hit in (report.get("stopped") or {}).get("entries", [])]
     ranked += [hit["entry"] for tier in report.get("possible", []) for hit in tier["entries"]]
     return list(dict.fromkeys(ranked))[:3]
 

@@ -117,6 +117,13 @@ def print_text(data: dict, base: str, file=None) -> None:
             console.print(f"  {failure['line']:>7}  " + (f"[{escape(who)}] " if who else "") + escape(failure["text"]))
             if failure.get("location"):
                 console.print(f"           [dim]{escape(failure['location'])}[/dim]")
+    if data.get("stopped"):
+        stopped = data["stopped"]
+        console.print()
+        console.print(f"[bold]The log stops during {escape(stopped['title'])}[/bold] [dim](line {stopped['line']}; "
+                      "possible causes of a hang there, not a diagnosis)[/dim]")
+        for hit in stopped["entries"]:
+            console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
     for tier in data["possible"]:
         console.print()
         console.print(f"[bold]Possibly related, no signature matched[/bold] [dim](to: {escape(tier['text'][:80])})[/dim]")

@@ -66,6 +66,9 @@ ANCHORS: tuple[str, ...] = (
     "[ERROR]",
     "are the lagging ranks",
     "last completed NCCL work:",
+    "NCCL INFO", "NCCL version", "store based barrier", "store_based_barrier", "Rendezvous'ing", "elastic_operator",
+    "Initializing torch.distributed", "init_process_group", "extensions root", "extension module", "ninja",
+    "oading checkpoint", "Loading model from", "load_checkpoint",
     "joined but didn't finish collective #",
     "but didn't join collective #",
 )
@@ -128,6 +131,15 @@ RULES: list[tuple[str, str]] = [
     # a logging record at error level: its timestamp dates the traceback it introduces
     ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
     ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    # where a job is in its start-up: a log that stops right after one of these, with no error,
+    # stops in that phase (`ranking.PHASES`)
+    ("phase:nccl-init", r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|comm 0x|Channel [0-9]{1,3}/|"
+                        r"Connected all|ncclCommInitRank|Init COMPLETE|cudaDriverVersion)|NCCL version [0-9]{1,3}\.[0-9]"),
+    ("phase:rendezvous", r"Waiting in store based barrier|store_based_barrier_key|Rendezvous'ing worker group|"
+                         r"Starting elastic_operator|Initializing torch\.distributed|init_process_group"),
+    ("phase:jit-build", r"as PyTorch extensions root|Building extension module|Loading extension module|"
+                        r"Emitting ninja build file|ninja: no work to do"),
+    ("phase:checkpoint-load", r"Loading checkpoint shards|[Ll]oading checkpoint|Loading model from|load_checkpoint"),
     # the watchdog's account of where the process stopped (torch 2.3+): the rank whose last
     # completed work is the lowest fell behind the others
     ("progress", r"detected by watchdog at work: ([0-9]{1,20}), last enqueued NCCL work: ([0-9]{1,20}), "

@@ -116,6 +116,7 @@ class LogModel:
         self.launcher: list[LauncherFailure] = []
         self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
         self.completed: dict[int, int] = {}         # rank → its last completed NCCL work, as its watchdog says
+        self.last_phase: tuple[str, int] | None = None   # the last start-up phase a line showed, and that line
         self.lagging: set[int] = set()
         self.ranks_seen: set[int] = set()
         self.collectives: dict[int, str] = {}
@@ -215,6 +216,8 @@ class LogModel:
         elif kind == "watchdog":
             self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
                                                    "timeout_ms": int(groups[2]), "line": number})
+        elif kind.startswith("phase:"):
+            self.last_phase = (kind[len("phase:"):], number)
         elif kind == "progress":
             if line.rank is not None and len(self.completed) < MAX_STREAMS:
                 self.completed.setdefault(line.rank, int(groups[2]))

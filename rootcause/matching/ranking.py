@@ -122,6 +122,32 @@ CONSEQUENCE_CHECKS = (
     "Run again with NCCL_DEBUG=INFO (and TORCH_DISTRIBUTED_DEBUG=DETAIL for mismatched collectives) and keep "
     "every rank's output (torchrun --tee 3): the cause is on a process whose output is not in this log.",
 )
+#: the start-up phases a log with no error line can stop in (`events` recognises their lines), and
+#: the entries for a hang there: offered as possible, never as the diagnosis
+PHASES = {
+    "nccl-init": {"title": "NCCL initialisation", "entries": ["distributed-init-hang", "nccl-socket-interface-not-found"]},
+    "rendezvous": {"title": "rendezvous and process-group set-up",
+                   "entries": ["torchrun-rendezvous-timeout", "distributed-init-hang"]},
+    "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)", "entries": []},
+    "checkpoint-load": {"title": "checkpoint loading", "entries": []},
+}
+#: a phase's line this close to the end of the log is where the log stops
+PHASE_TAIL = 10
+
+
+def stopped_in(report: Report, incident: Incident, infos: dict[str, EntryInfo]) -> dict | None:
+    """Where a log with no failure stops, when its last lines are a start-up phase's: a job that
+    hangs there prints nothing more. None otherwise (a log that reaches training, or ends)."""
+    model = report.model
+    if incident.status != "none" or model is None or model.last_phase is None:
+        return None
+    phase, line = model.last_phase
+    if report.lines_scanned - line > PHASE_TAIL or phase not in PHASES:
+        return None
+    entries = [{"entry": i, "title": infos[i].title, "url": infos[i].url} for i in PHASES[phase]["entries"] if i in infos]
+    return {"phase": phase, "title": PHASES[phase]["title"], "line": line + 1, "entries": entries}
+
+
 #: what a consequence shows instead, when a cause is listed above it: its strength says that it is
 #: in the log, not that it explains the failure, so it must not read as surer than the cause
 CONSEQUENCE_WORDS = "A result of the failure above, not a second cause"
@@ -183,11 +209,15 @@ def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
     results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
     notes = [_entry_json(f, report, infos) for f in incident.notes]
     first = incident.first
+    stopped = stopped_in(report, incident, infos)
     return {
         "lines_scanned": report.lines_scanned,
         "bytes_scanned": report.bytes_scanned,
         "status": incident.status,
-        "headline": headline(incident, infos),
+        "headline": headline(incident, infos) + (
+            f" The log stops during {stopped['title']} (line {stopped['line']}): if the job hung there, see the "
+            "possible causes below." if stopped else ""),
+        "stopped": stopped,
         "results": results,
         "first_failure": first,
         "unknown": [_failure_json(u) for u in incident.unknown[:top]],

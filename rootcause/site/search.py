@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from .. import jsonbytes
 from ..entries.terms import entry_weights
 from ..matching.logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
-from ..matching.ranking import CONSEQUENCE_CHECKS
+from ..matching.ranking import CONSEQUENCE_CHECKS, PHASE_TAIL, PHASES
 from ..matching.rows import EntryInfo
 from ..matching.events import ANCHORS as EVENT_ANCHORS
 from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
@@ -229,7 +229,8 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
         "error_events": sorted(ERROR_EVENTS),
-        "next_steps": list(CONSEQUENCE_CHECKS),   # (after "consequences": `consequences_in` reads the first member)
+        "next_steps": list(CONSEQUENCE_CHECKS),
+        "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,
         "frame_gap": FRAME_GAP,
         "consequences": consequences,

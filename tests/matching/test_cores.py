@@ -128,3 +128,16 @@ def test_check_reports_a_mutation_that_names_another_entry_at_the_example(tmp_pa
     line = next(n for n, l in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if l.strip() == "examples:")
     assert where.startswith("entries/xla-tpu-initialization-failed.yaml:") and int(where.split(":")[1]) > line
     assert "cut after its core, names no entry instead of this entry" in lines[0]
+
+
+def test_a_log_that_stops_in_nccl_init_says_so_and_offers_the_hang_entries_as_possible(bundled):
+    log = "\n".join(["[rank0]:node-1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+                     "[rank0]:node-1:4242:4242 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+                     "[rank1]:node-1:4243:4243 [1] NCCL INFO Channel 00/02 :    0   1"])
+    report = bundled.diagnose_text(log)
+    assert report["status"] == "none" and report["results"] == []   # never the diagnosis
+    assert report["stopped"]["phase"] == "nccl-init"
+    assert [hit["entry"] for hit in report["stopped"]["entries"]] == ["distributed-init-hang",
+                                                                     "nccl-socket-interface-not-found"]
+    done = bundled.diagnose_text(log + "\n" + "\n".join(f"[rank0]: step {n} loss 2.0" for n in range(20)))
+    assert done["stopped"] is None and done["headline"].startswith("No failure found.")

@@ -185,6 +185,11 @@ LOGS: dict[str, str] = {
                                 f"Exception (either an error or timeout) detected by watchdog at work: 20585, last "
                                 f"enqueued NCCL work: 20586, last completed NCCL work: {20584 - (r == 2) * 9}."
                                 for r in range(4)), *(f"[rank{r}]:" + watchdog(r) for r in (0, 1, 3))),
+    "stops-in-nccl-init": join("[rank0]:node-1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+                               "[rank0]:node-1:4242:4242 [0] NCCL INFO NET/IB : No device found.",
+                               "[rank1]:node-1:4243:4243 [1] NCCL INFO Channel 00/02 :    0   1"),
+    "init-then-training": join("[rank0]:node-1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+                               *(f"[rank0]: step {n} loss 2.{n}" for n in range(12))),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",
@@ -307,6 +312,10 @@ def test_cases_exercise_what_they_claim(both):
     assert own["status"] == "consequences" and own["unknown"] == [] and len(own["next_steps"]) == 3
     assert top_entry("watchdog-own-backtrace") == "nccl-watchdog-collective-timeout"
     assert both["watchdog-progress@top5"][0]["first_failure"]["rank"] == 2
+    stopped = both["stops-in-nccl-init@top5"][0]
+    assert stopped["status"] == "none" and stopped["stopped"]["phase"] == "nccl-init" and stopped["stopped"]["line"] == 3
+    assert "The log stops during NCCL initialisation (line 3)" in stopped["headline"]
+    assert both["init-then-training@top5"][0]["stopped"] is None
     assert top_entry("astral-before-cut") == "cuda-out-of-memory"
     assert top_entry("carriage-return-inside-any") == "nccl-watchdog-collective-timeout"
     assert top_entry("long-line-anchor-after-cut") is None

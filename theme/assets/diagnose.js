@@ -191,6 +191,18 @@
       if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "Then fix: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
       out.appendChild(box);
     });
+    if (report.stopped) {
+      // no error line, but the log stops in a start-up phase: the causes of a hang there, never a diagnosis
+      var stop = el("section", "rc-notes");
+      stop.appendChild(el("h2", null, "The log stops during " + report.stopped.title + " (line " + report.stopped.line + ")"));
+      if (report.stopped.entries.length) {
+        var causes = el("ul");
+        report.stopped.entries.forEach(function (hit) { var li = el("li"); li.appendChild(entryLink(hit.title, hit.url)); causes.appendChild(li); });
+        stop.appendChild(el("p", null, "Possible causes of a hang there:"));
+        stop.appendChild(causes);
+      }
+      out.appendChild(stop);
+    }
     if (report.notes.length) {
       var notes = el("section", "rc-notes");
       notes.appendChild(el("h2", null, "Notes: benign warnings, not the failure"));

@@ -298,6 +298,7 @@
   function LogModel() {
     this.streams = new Map(); this.failures = []; this.failuresDropped = 0; this.launcher = [];
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
+    this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
     this.said = new Map();
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
@@ -390,6 +391,8 @@
       this.reportField(number, groups);
     } else if (kind === "watchdog") {
       if (!this.watchdog.has(line.stream)) this.watchdog.set(line.stream, { seq: parseInt(groups[0], 10), op: groups[1], line: number });
+    } else if (kind.indexOf("phase:") === 0) {
+      this.lastPhase = [kind.slice(6), number];
     } else if (kind === "progress") {
       if (line.rank !== null && this.completed.size < MAX_STREAMS && !this.completed.has(line.rank)) {
         this.completed.set(line.rank, parseInt(groups[2], 10));
@@ -1285,14 +1288,26 @@
     return this.reportOf(this.scan(text, progress), top);
   };
 
+  // ranking.stopped_in: where a log with no failure stops, when its last lines are a start-up phase's
+  function stoppedIn(scan, incident, phases, tail, infos) {
+    var last = scan.model ? scan.model.lastPhase : null;
+    if (incident.status !== "none" || !last || scan.linesScanned - last[1] > tail || !phases[last[0]]) return null;
+    var entries = phases[last[0]].entries.filter(function (i) { return infos[i]; })
+      .map(function (i) { return { entry: i, title: infos[i].title, url: infos[i].url }; });
+    return { phase: last[0], title: phases[last[0]].title, line: last[1] + 1, entries: entries };
+  }
+
   Matcher.prototype.reportOf = function (scan, top) {
     var incident = this.rank(scan);
     var infos = this.data.entries, limits = this.limits;
     top = top == null ? 5 : top;
+    var stopped = stoppedIn(scan, incident, this.data.phases || {}, this.data.phase_tail || 10, infos);
     return {
       lines_scanned: scan.linesScanned,
       status: incident.status,
-      headline: headline(incident, infos),
+      headline: headline(incident, infos) + (stopped ? " The log stops during " + stopped.title + " (line " + stopped.line +
+        "): if the job hung there, see the possible causes below." : ""),
+      stopped: stopped,
       results: steady(incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }), incident.status),
       first_failure: incident.first,
       unknown: incident.unknown.slice(0, top).map(failureJson),
