@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, read_to_end, run_cli
 import rootcause
 from rootcause.commands.run import SCAN_BACKLOG, LineQueue
 from rootcause.encyclopedia import Encyclopedia, Origin, bundled_root, bundled_source
@@ -173,14 +173,7 @@ def test_one_ctrl_c_reaches_the_command_once_and_is_reported_as_yours(tmp_path: 
     while b"ready" not in out:
         out += os.read(master, 1 << 16)
     os.write(master, b"\x03")   # Ctrl-C typed at the terminal
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
+    out += read_to_end(master)
     assert proc.wait(timeout=60) == 130
     os.close(master)
     assert counter.read_text() == "1"
