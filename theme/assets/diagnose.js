@@ -186,7 +186,7 @@
       if (r.check && r.role === "cause") {
         var check = el("p"); check.appendChild(el("strong", null, "Confirm: ")); check.appendChild(document.createTextNode(r.check));
         box.appendChild(check);
-        if (r.check_command) { var pre = el("pre"); pre.appendChild(el("code", null, r.check_command)); box.appendChild(pre); }
+        if (r.check_command) { var pre = el("pre", "rc-check"); pre.appendChild(el("code", null, r.check_command)); box.appendChild(pre); }
       }
       if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "Then fix: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
       out.appendChild(box);
