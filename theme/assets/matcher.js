@@ -1075,6 +1075,11 @@
     });
   };
 
+  // scanner.core_holds: a match through a core counts when the core is long or its line is an error
+  function coreHolds(match, errorLines, sureCore) {
+    return !match.byCore || match.sig.core.length >= sureCore || errorLines.has(match.lines[0]);
+  }
+
   // The scan as the ranking reads it ({linesScanned, matches, hitLines, matchLines, model}).
   Scan.prototype.result = function () {
     if (this.done) return this.done;
@@ -1087,8 +1092,7 @@
       var numbered = perSig.get(sig);
       if (!numbered) return;
       var all = findMatches(sig, numbered, false);
-      // scanner.core_holds: a short core counts only on a line that is an error event
-      if (sig.core) all = all.filter(function (m) { return !m.byCore || sig.core.length >= sureCore || errorLines.has(m.lines[0]); });
+      if (sig.core) all = all.filter(function (m) { return coreHolds(m, errorLines, sureCore); });
       if (all.length) {
         if (!matchLines.has(sig.entry)) matchLines.set(sig.entry, []);
         var list = matchLines.get(sig.entry);
