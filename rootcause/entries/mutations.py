@@ -3,8 +3,10 @@ pastes differ from what the software printed.
 
 An example is what a release printed once. People paste it otherwise: behind a launcher's rank
 or host prefix or a timestamp, quoted in an issue (`> `), with Windows line ends, cut after the
-first sentence, behind another exception class or none (an
-older release, a wrapper that re-raises), with its numbers elided. Each example of each
+first sentence, behind another exception class or none (an older release, a wrapper that
+re-raises), with its numbers elided. Wrapping is not among them: the scanner joins a message
+wrapped over two physical lines, not the three to six a terminal's wrap makes of a long one
+(bench/README.md counts what a wrap at 60, 80 and 100 columns would fail). Each example of each
 signature is mutated in each of these ways and diagnosed with every entry's signatures, as
 `rootcause diagnose` would: the report must name the same entry first as it does for the example
 itself, and no mutation may name another one. An example whose own report names another entry
@@ -21,25 +23,11 @@ from collections.abc import Callable
 
 from ..errors import Diagnostic
 
-#: the widths the check wraps examples at. None yet: the scanner joins a message wrapped over two
-#: physical lines, not over the three to six that a 60-100 column wrap makes of a long one
-#: (bench/README.md, "Diagnosis quality", counts the examples each width would fail)
-WRAP_WIDTHS: tuple[int, ...] = ()
 _CLASS = re.compile(r"^((?:[A-Za-z_][\w.]*)?(?:Error|Exception)): ")
 
 
 def _every_line(text: str, change: Callable[[str], str]) -> str:
     return "\n".join(change(line) for line in text.split("\n"))
-
-
-def _wrap(text: str, width: int) -> str:
-    out = []
-    for line in text.split("\n"):
-        while len(line) > width:
-            out.append(line[:width])
-            line = line[width:]
-        out.append(line)
-    return "\n".join(out)
 
 
 def _elided(text: str, pattern: str | None) -> str:
@@ -76,8 +64,6 @@ def mutations(example: str, line: int, core: str, pattern: str | None = None) ->
         ("quoted with '> '", _every_line(example, lambda l: f"> {l}")),
         ("with CRLF line ends", example.replace("\n", "\r\n")),
     ]
-    found += [(f"wrapped at {width} columns", _wrap(example, width)) for width in WRAP_WIDTHS
-              if max(map(len, lines)) > width]
     target = lines[line] if 0 <= line < len(lines) else ""
     if core and core in target:
         cut = target[:target.index(core) + len(core)]

@@ -379,16 +379,21 @@ RUNTIME_MESSAGES = ("terminate called after throwing an instance of", "terminate
                     "can only concatenate", "unhashable type")
 
 
+@lru_cache(maxsize=1)
+def _errno_messages() -> tuple[str, ...]:
+    """Every errno's message (`os.strerror`), folded: the same for every span `_generic` tests."""
+    import errno
+    import os
+
+    return tuple(sorted({os.strerror(code).lower() for code in errno.errorcode} - {""}))
+
+
 def _generic(text: str) -> bool:
     """An operating system's own message (`No such file or directory`, `Address already in use`:
     printed by every program that meets that errno), or one of CPython's with no name beside it
     (`__init__() got an unexpected keyword argument`): it identifies no failure."""
-    import errno
-    import os
-
     folded = text.lower()
-    if any(len(message) >= 8 and message.lower() in folded
-           for message in (os.strerror(code) for code in sorted(set(errno.errorcode)))):
+    if any(len(message) >= 8 and message in folded for message in _errno_messages()):
         return True
     for message in RUNTIME_MESSAGES:
         at = text.find(message)

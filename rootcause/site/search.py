@@ -29,7 +29,7 @@ from ..matching.rows import EntryInfo
 from ..matching.events import ANCHORS as EVENT_ANCHORS
 from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
 from ..matching.events import rules_for_javascript as event_rules
-from ..matching.incident import MAX_FAILURES
+from ..matching.incident import BACKTRACE_GAP, MAX_FAILURES, MESSAGES
 from ..matching.scanner import (ERROR_EVENTS, FRAME_GAP, MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE,
                                 MIN_WRAPPED, SATURATION_CHECK, SURE_CORE)
 from ..text import DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
@@ -229,6 +229,7 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
         "error_events": sorted(ERROR_EVENTS),
+        "message_events": sorted(MESSAGES), "backtrace_gap": BACKTRACE_GAP,
         "next_steps": list(CONSEQUENCE_CHECKS),
         "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,

@@ -274,10 +274,6 @@
   var MAX_FAILURES = 200, MAX_LAUNCHER_RECORDS = 256, MAX_STREAMS = 4096, MESSAGE_LINES = 12, MAX_TEXT = 500;
   var TIME_BEFORE_TRACEBACK = 2;
   var INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log";
-  // incident.MESSAGES, incident.BACKTRACE_GAP: a c10 backtrace this close below a message is its own
-  var MESSAGES = new Set(["exception", "cpp-what", "watchdog", "log-error", "fatal"]);
-  var BACKTRACE_GAP = 3;
-
   function raisedWithoutMessage(where, file) {
     return "a C++ error raised from " + where + " at " + file + ", whose message is not in the log";
   }
@@ -300,7 +296,7 @@
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
     this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
-    this.said = new Map();
+    this.said = new Map(); this.messageEvents = new Set(); this.backtraceGap = 3;
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
   }
   LogModel.prototype.stream = function (line) {
@@ -326,7 +322,7 @@
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
     if (line.time) state.lastTime = [line.time, number];
-    if (MESSAGES.has(kind)) this.said.set(line.stream, number);
+    if (this.messageEvents.has(kind)) this.said.set(line.stream, number);
     if (kind === "traceback") {
       if (!state.chained) { this.groups++; state.group = this.groups; }
       state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
@@ -363,7 +359,7 @@
     } else if (kind === "cpp-raised") {
       // incident.LogModel.feed: a backtrace right below a message is that message's
       var said = this.said.get(line.stream);
-      if (!this.raised && (said === undefined || number - said > BACKTRACE_GAP)) {
+      if (!this.raised && (said === undefined || number - said > this.backtraceGap)) {
         this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
       }
     } else if (kind === "fatal") {
@@ -867,6 +863,9 @@
     this.eventAnchors = eventAnchors;
     this.exceptionAnchors = new Set(data.exception_anchors || []);
     this.exceptionKinds = new Set(data.exception_kinds || []);
+    // incident.MESSAGES, incident.BACKTRACE_GAP: a c10 backtrace this close below a message is its own
+    this.messageEvents = new Set(data.message_events || []);
+    this.backtraceGap = data.backtrace_gap || 3;
     var anchorsOf = new Map();
     byAnchor.forEach(function (sigs, id) { sigs.forEach(function (sig) { if (!anchorsOf.has(sig)) anchorsOf.set(sig, []); anchorsOf.get(sig).push(id); }); });
     this.anchorsOf = anchorsOf;
@@ -959,6 +958,8 @@
     this.perSig = new Map(); this.hitLines = new Map(); this.errorLines = new Set(); this.frameAt = new Map(); this.model = new LogModel();
     this.model.fingerprint = matcher.fingerprint;
     this.model.exceptionKinds = matcher.exceptionKinds;
+    this.model.messageEvents = matcher.messageEvents;
+    this.model.backtraceGap = matcher.backtraceGap;
     // saturation (scanner.SATURATION_CHECK): this scan's own prefilter loses dead anchors
     this.check = matcher.limits.saturation_check || 65536;
     this.sat = { saturated: new Set(), dead: new Set(), pending: false, next: this.check, exceptionsDead: false };
