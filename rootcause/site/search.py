@@ -218,7 +218,9 @@ def consequences_in(signature_file: bytes) -> dict[str, list[str]]:
 
 
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
-    """signatures.json's members besides the entries and their signatures, as JSON text."""
+    """signatures.json's members besides the entries and their signatures, as JSON text. Keys are
+    written sorted and `consequences_in` reads the file's head: a new key must sort after
+    "decoration", so that "consequences" stays first and "decoration" second."""
     top = {
         "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
@@ -229,7 +231,7 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
         "error_events": sorted(ERROR_EVENTS),
-        "message_events": sorted(MESSAGES), "backtrace_gap": BACKTRACE_GAP,
+        "message_events": sorted(MESSAGES), "message_backtrace_gap": BACKTRACE_GAP,
         "next_steps": list(CONSEQUENCE_CHECKS),
         "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,

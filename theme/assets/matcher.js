@@ -865,7 +865,7 @@
     this.exceptionKinds = new Set(data.exception_kinds || []);
     // incident.MESSAGES, incident.BACKTRACE_GAP: a c10 backtrace this close below a message is its own
     this.messageEvents = new Set(data.message_events || []);
-    this.backtraceGap = data.backtrace_gap || 3;
+    this.backtraceGap = data.message_backtrace_gap || 3;
     var anchorsOf = new Map();
     byAnchor.forEach(function (sigs, id) { sigs.forEach(function (sig) { if (!anchorsOf.has(sig)) anchorsOf.set(sig, []); anchorsOf.get(sig).push(id); }); });
     this.anchorsOf = anchorsOf;
