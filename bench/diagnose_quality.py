@@ -124,6 +124,8 @@ def verdict(report: dict) -> str:
     `healthy` (no failure)."""
     status = report["status"]
     if status == "none":
+        # also a log that stops in a start-up phase: the report names the phase and the possible
+        # causes of a hang there (counted among the first three), but claims no failure
         return "healthy"
     if status == "unknown":
         return "none"
@@ -137,9 +139,13 @@ def answer(report: dict) -> tuple[list[str], int | None, list[str]]:
 
 
 def top3(report: dict) -> list[str]:
+    """The first three answers a reader sees: the verdict, the other results, then the entries of
+    the "possibly related" tier (what the report offers when no signature explains the failure)."""
     first = verdict(report)
     ranked = [first] + [r["entry"] for r in report["results"] if r["entry"] != first]
-    return ranked[:3]
+    ranked += [hit["entry"] for hit in (report.get("stopped") or {}).get("entries", [])]
+    ranked += [hit["entry"] for tier in report.get("possible", []) for hit in tier["entries"]]
+    return list(dict.fromkeys(ranked))[:3]
 
 
 class Bm25:
@@ -204,6 +210,43 @@ def score(cases: list[dict], answers: list[tuple[list[str], int | None]], can_ab
 PARTS = ("dev", "sealed", "seen", "all")
 
 
+MISS_KINDS = ("wording", "frame", "process-level", "no-error", "ranking", "coverage", "healthy flagged")
+
+
+def miss_kind(case: dict, report: dict) -> str | None:
+    """Why the report misses the case, read from the report alone (no case is looked at): None
+    when it does not miss. `coverage`: a failure no entry explains, named as a wrong entry."""
+    from rootcause.matching.incident import INCOMPLETE_TRACEBACK
+
+    got = verdict(report)
+    label = case["label"]
+    if label == "healthy":
+        return None if got == "healthy" else "healthy flagged"
+    if label == "none":
+        return None if got == "none" else ("no-error" if got == "healthy" else "coverage")
+    if got == label or got in case["also"]:
+        return None
+    if label in top3(report) or label in [r["entry"] for r in report["results"]]:
+        return "ranking"
+    if report["status"] == "none":
+        return "no-error"
+    first = report.get("first_failure") or {}
+    if first.get("kind") in ("fatal", "signal", "exit", "silent"):
+        return "process-level"
+    if first.get("text") == INCOMPLETE_TRACEBACK or str(first.get("text", "")).startswith("a C++ error"):
+        return "frame"
+    return "wording"
+
+
+def miss_kinds(cases: list[dict], reports: list[dict]) -> dict[str, int]:
+    counts = dict.fromkeys(MISS_KINDS, 0)
+    for case, report in zip(cases, reports):
+        kind = miss_kind(case, report)
+        if kind:
+            counts[kind] += 1
+    return counts
+
+
 def _rate(hits: int, total: int) -> float:
     return round(100.0 * hits / total, 1) if total else 0.0
 
@@ -213,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", action="store_true", help="print one line per case")
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--no-browser", action="store_true", help="skip the Node run of matcher.js")
+    parser.add_argument("--miss-kinds", action="store_true",
+                        help="count each half's misses by kind (counts only: the sealed half is never listed)")
     args = parser.parse_args(argv)
 
     from rootcause.entries.project import open_project
@@ -262,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
             rank_note = f" rank {rank} (want {case['first_rank']})" if case.get("first_rank") is not None else ""
             print(f"{mark} {case['name']:<48} want {case['label']:<40} got {got}{rank_note}  bm25 {bm[0]}")
         print()
+    if args.miss_kinds:
+        for part in ("dev", "sealed"):
+            kinds = miss_kinds([c for c in cases if c["_half"] == part],
+                               [r for c, r in zip(cases, cli_reports) if c["_half"] == part])
+            print(f"{part} half misses by kind: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
     if not args.no_browser:
         print(f"browser and CLI reports identical on {len(cases) - len(differ)} of {len(cases)} logs"
               + (f"; differ on: {', '.join(c['name'] for c in differ if c['_half'] == 'dev')}"

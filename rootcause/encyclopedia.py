@@ -100,14 +100,14 @@ class Encyclopedia:
     """Signatures, entry summaries, declared consequences and the search index, loaded once;
     `diagnose_paths` and `diagnose_text` then report on any number of logs."""
 
-    def __init__(self, signatures, infos: Mapping, consequences: Mapping, base_url: str, search, origin: _Where,
+    def __init__(self, signatures, infos: Mapping, consequences: Mapping, base_url: str, search, where: _Where,
                  root: Path | None = None):
         self.signatures = signatures
         self.infos = infos
         self.consequences = consequences
         self.base_url = base_url
         self.search = search
-        self._where = origin
+        self._where = where
         self._root = root   # the project folder to check again when its compiled index is damaged
         self._scanner = None
 
@@ -126,12 +126,8 @@ class Encyclopedia:
         project (site.yml and entries/), else the bundled encyclopedia."""
         if site is not None:
             return cls.from_site(site)
-        if root is not None:
-            return cls.from_project(root, use_cache, verify)
-        here = Path(cwd) if cwd is not None else Path.cwd()
-        if is_project(here):
-            return cls.from_project(here, use_cache, verify)
-        return cls.bundled(use_cache, verify)
+        folder, where = project_folder(root, cwd)
+        return cls.from_project(folder, use_cache, verify, kind=where.kind, shown=where.path, digest=where.digest)
 
     @classmethod
     def from_project(cls, root: str | Path, use_cache: bool = True, verify: bool = True,
@@ -148,30 +144,21 @@ class Encyclopedia:
         if use_cache:
             found = _from_cache(root, verify)
             if found is not None:
-                return cls(*found, origin=_Where(kind, shown, digest), root=root)
+                return cls(*found, where=_Where(kind, shown, digest), root=root)
         parts = _from_entries(root, use_cache)
-        return cls(*parts, origin=_Where(kind, shown, digest), root=root)
+        return cls(*parts, where=_Where(kind, shown, digest), root=root)
 
     @classmethod
     def from_site(cls, folder: str | Path) -> "Encyclopedia":
         parts = _from_site(Path(folder))
-        return cls(*parts, origin=_Where("site", Path(folder).resolve()))
-
-    @classmethod
-    def bundled(cls, use_cache: bool = True, verify: bool = True) -> "Encyclopedia":
-        source = bundled_source()
-        if source is None:
-            raise NoEncyclopedia("this installation of rootcause carries no entries (a wheel built without them); "
-                                 "name a project with --root or a built site with --site")
-        root, digest = bundled_root(source)
-        return cls.from_project(root, use_cache, verify, kind="bundled", shown=source, digest=digest[:12])
+        return cls(*parts, where=_Where("site", Path(folder).resolve()))
 
     @classmethod
     def from_catalog(cls, catalog, root: Path, search_files: dict | None = None) -> "Encyclopedia":
         """From the catalog of the project at `root`, already loaded and checked (`new --from-log`,
         the benchmarks)."""
         parts = sources_of(catalog, search_files)
-        return cls(*parts, origin=_Where("project", Path(root).resolve()))
+        return cls(*parts, where=_Where("project", Path(root).resolve()))
 
     # -- diagnosing -------------------------------------------------------------------------------
     @property
@@ -246,6 +233,23 @@ def _name(reading: list | None) -> str:
 
     log = reading[0] if reading else "-"
     return "standard input" if log == "-" else printable(log, one_line=True)
+
+
+def project_folder(root: str | Path | None = None, cwd: str | Path | None = None) -> tuple[Path, _Where]:
+    """(the project folder to read, what it is): `root` when named, else the current folder when
+    it is a project, else the bundled encyclopedia's compiling copy. `export` reads entries this
+    way too; NoEncyclopedia when none is left."""
+    if root is not None:
+        return Path(root), _Where("project", Path(root).resolve())
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    if is_project(here):
+        return here, _Where("project", here.resolve())
+    source = bundled_source()
+    if source is None:
+        raise NoEncyclopedia("this installation of rootcause carries no entries (a wheel built without them); "
+                             "name a project with --root or a built site with --site")
+    folder, digest = bundled_root(source)
+    return folder, _Where("bundled", source, digest[:12])
 
 
 def is_project(folder: Path) -> bool:

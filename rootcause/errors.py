@@ -65,6 +65,7 @@ CODES: dict[str, str] = {
     "E053": "signatures do not fit the role: none for a cause, consequence or warning; some for a symptom (or a symptom without symptoms or confirm steps)",
     "E054": "an alias is empty, too long, more than one line, without a searchable word, or a repeat",
     "E055": "the alert rule `export` writes for an entry matches a healthy log or another entry's example",
+    "E056": "an example pasted otherwise (prefixed, quoted, cut after its core, re-classed, numbers elided) names another entry or none",
 }
 
 

@@ -105,6 +105,20 @@ def run_cli(*args: str, cwd: Path = REPO, stdin: bytes | None = None, timeout: f
     return result
 
 
+def read_to_end(master: int) -> bytes:
+    """Everything a pseudo-terminal's other side writes until it closes (EIO once it has)."""
+    out = b""
+    while True:
+        try:
+            data = os.read(master, 1 << 16)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    return out
+
+
 def make_project(folder: Path, entries: list[Path] | None = None, healthy: bool = False) -> Path:
     """A minimal project: the real site.yml and content, and the given entry files (no study)."""
     (folder / "entries").mkdir(parents=True, exist_ok=True)

@@ -62,8 +62,10 @@ def run(args) -> int:
                              theme_files(project.root, project.config)[1])
         if not any(d.severity == "error" for d in diagnostics):
             from ..entries.alerts import export_problems
+            from ..entries.mutations import mutation_problems
 
-            diagnostics = sorted(diagnostics + export_problems(project))   # E055
+            # E055, E056: they diagnose every example, so only once the entries are otherwise sound
+            diagnostics = sorted(diagnostics + export_problems(project) + mutation_problems(project.catalog))
     print_diagnostics(diagnostics, args.format)
     if args.format == "text":
         from ..entries.catalog import entry_paths

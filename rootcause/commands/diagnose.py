@@ -117,6 +117,13 @@ def print_text(data: dict, base: str, file=None) -> None:
             console.print(f"  {failure['line']:>7}  " + (f"[{escape(who)}] " if who else "") + escape(failure["text"]))
             if failure.get("location"):
                 console.print(f"           [dim]{escape(failure['location'])}[/dim]")
+    if data.get("stopped"):
+        stopped = data["stopped"]
+        console.print()
+        console.print(f"[bold]The log stops during {escape(stopped['title'])}[/bold] [dim](line {stopped['line']}; "
+                      "possible causes of a hang there, not a diagnosis)[/dim]")
+        for hit in stopped["entries"]:
+            console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
     for tier in data["possible"]:
         console.print()
         console.print(f"[bold]Possibly related, no signature matched[/bold] [dim](to: {escape(tier['text'][:80])})[/dim]")
@@ -135,8 +142,12 @@ def print_text(data: dict, base: str, file=None) -> None:
         more = result["more_lines"] + len(result["lines"]) - len(shown)
         if more:
             console.print(f"[dim]          … {more} more matched lines[/dim]")
+        if result.get("check") and result["role"] == "cause":
+            console.print(f"   [bold]Confirm:[/bold] {escape(result['check'])}")
+            for command_line in result.get("check_command", "").splitlines()[:6]:
+                console.print(f"     [cyan]{escape(command_line)}[/cyan]")
         if result["fix"]:
-            console.print(f"   [bold]First step:[/bold] {escape(result['fix'])}")
+            console.print(f"   [bold]Then fix:[/bold] {escape(result['fix'])}")
         console.print(f"   [dim]{escape(base + result['url'])}[/dim]")
     if data["notes"]:
         console.print()
@@ -144,6 +155,11 @@ def print_text(data: dict, base: str, file=None) -> None:
         for note in data["notes"]:
             console.print(f"  - {escape(note['title'])} [dim]({note['count']}×, first at line "
                           f"{note['lines'][0]['line'] if note['lines'] else '?'}; {escape(base + note['url'])})[/dim]")
+    if data.get("next_steps"):
+        console.print()
+        console.print("[bold]Next steps[/bold] [dim](the log shows only consequences: find the process that stopped)[/dim]")
+        for number, step in enumerate(data["next_steps"], 1):
+            console.print(f"  {number}. {escape(step)}")
     if data.get("encyclopedia"):
         from ..encyclopedia import Origin
 

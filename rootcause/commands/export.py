@@ -86,7 +86,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ..encyclopedia import bundled_root, bundled_source, is_project
+    from ..encyclopedia import DiagnosisError, project_folder
     from ..entries.alerts import exportable
     from ..entries.project import open_project
     from .output import print_diagnostics
@@ -98,16 +98,14 @@ def run(args) -> int:
     if not re.fullmatch(r"[1-9][0-9]*(ms|s|m|h|d|w)", args.window):
         print("rootcause export: --range must be a duration such as 5m, 1h", file=sys.stderr)
         return 2
-    root = Path(args.root)
-    if not args.root_named and not is_project(root):
-        source = bundled_source()
-        if source is None:
-            print("rootcause export: this installation of rootcause carries no entries; name a project with --root",
-                  file=sys.stderr)
-            return 2
-        root = bundled_root(source)[0]
+    try:
+        root, where = project_folder(args.root if args.root_named else None)
+    except DiagnosisError as error:
+        print(f"rootcause export: {error.message}", file=sys.stderr)
+        return 2
+    if where.kind == "bundled":
         print(f"rootcause export: no project here; exporting the encyclopedia bundled with rootcause "
-              f"({source})", file=sys.stderr)
+              f"({where.path})", file=sys.stderr)
     project, problems = open_project(root)
     errors = [d for d in problems if d.severity == "error"]
     if project is None or errors:

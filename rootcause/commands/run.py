@@ -27,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 #: how many bytes of output may wait for the scanner before the relay waits for it: far more
 #: than any training job prints between two scans (the scanner reads >100 MB/s)
@@ -266,8 +267,8 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
         exited_at = None
         while outputs:
             if exited_at is None and child.poll() is not None:
-                exited_at = _now()
-            if exited_at is not None and _now() - exited_at > DRAIN_AFTER_EXIT:
+                exited_at = time.monotonic()
+            if exited_at is not None and time.monotonic() - exited_at > DRAIN_AFTER_EXIT:
                 break   # a process the command left behind holds the output open: not our job
             for key, _ in selector.select(timeout=0.1):
                 fd = key.fd
@@ -303,12 +304,6 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
         interrupted = interrupted or -status in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
         status = 128 - status
     return _Outcome(status, interrupted, state["by_you"])
-
-
-def _now() -> float:
-    import time
-
-    return time.monotonic()
 
 
 class _Discard:

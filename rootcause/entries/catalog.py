@@ -145,7 +145,8 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
                                        "the site loads nothing from elsewhere and holds no pictures: "
                                        "describe it in words, or link to it with [text](address)"))
     problems.extend(check_claims(entry, located, shown))
-    signatures = [compile_signature(entry.id, i, sig) for i, sig in enumerate(entry.signatures)]
+    signatures = [compile_signature(entry.id, i, sig, cores=entry.role != "warning")
+                  for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
         problems.extend(_check_examples(shown, located, i, signature, compiled))
         compiled.marks.update((log, marked_lines(compiled, log, compiled.step_regexes)) for log in signature.example_logs)
@@ -190,7 +191,8 @@ def entry_record(result: tuple[LoadedEntry | None, list[Diagnostic]]) -> bytes:
                       values=[[list(k), *v] for k, v in loaded.located.values.items()],
                       keys=[[list(k), *v] for k, v in loaded.located.keys.items()],
                       weights=loaded.search_weights,
-                      compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless]] for sig in loaded.signatures],
+                      compiled=[[[_step(c) for c in sig.steps], [_step(c) for c in sig.unless], sig.core]
+                                for sig in loaded.signatures],
                       marks=[[sig.marks.get(log, ()) for log in spec.example_logs]
                              for sig, spec in zip(loaded.signatures, loaded.entry.signatures)])
     return jsonbytes.dumps(record)
@@ -248,17 +250,18 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
         if len(compiled) != len(entry.signatures) or len(record["marks"]) != len(entry.signatures):
             raise ValueError("one compiled signature and one list of marks per signature")
         signatures = []
-        for i, (sig, (steps, unless)) in enumerate(zip(entry.signatures, compiled)):
+        for i, (sig, (steps, unless, core)) in enumerate(zip(entry.signatures, compiled)):
             sources = [m.pattern if m.pattern is not None else m.regex for m in sig.lines] if sig.lines is not None \
                 else [sig.pattern if sig.pattern is not None else sig.regex]
-            if len(steps) != len(sources) or len(unless) != len(sig.unless):
+            if len(steps) != len(sources) or len(unless) != len(sig.unless) or not isinstance(core, str) or \
+                    (core and core != sig.core_text()):
                 raise ValueError("compiled steps do not match the signature")
             signatures.append(CompiledSignature(
                 entry_id=entry.id, index=i, within=sig.within,
                 steps=tuple(_compiled(step, source) for step, source in zip(steps, sources)),
                 unless=tuple(_compiled(step, m.pattern if m.pattern is not None else m.regex)
                              for step, m in zip(unless, sig.unless)),
-                marks=_marks(record["marks"][i], sig.example_logs)))
+                marks=_marks(record["marks"][i], sig.example_logs), core=core))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"not an entry record: {exc}") from None
     return LoadedEntry(entry, path, located, signatures, weights), problems
@@ -443,7 +446,9 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
                 close = difflib.get_close_matches(rel.id, list(entries), n=1, cutoff=0.6)
                 hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
                 problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{rel.id}' does not exist", hint))
-    problems.extend(_collisions(catalog))
+    collisions = _collisions(catalog)
+    problems.extend(collisions)
+    problems.extend(_shared_cores(catalog, MAX_E035 - len(collisions)))
     problems.extend(_healthy_matches(catalog, healthy_logs))
     problems.extend(near_duplicates(catalog))
     return problems
@@ -623,6 +628,40 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                                    "pattern that is too general, and `check` lists the rest once they are fewer"))
     for sig in signatures:  # compiled once for the whole check, not once per example
         sig.release()
+    return problems
+
+
+def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
+    """A core identifies one failure: two entries whose signatures have the same core, or one
+    whose core holds another's, identify neither by it (related or not: a cut line holding it
+    would name either). At most `room` lines (what E035's cap leaves), the last counting the rest."""
+    if room <= 0:
+        return []   # the collisions listed first come first: their fixes often change the cores
+    cores: dict[str, list[tuple[str, int]]] = {}
+    for entry_id, loaded in catalog.entries.items():
+        for sig in loaded.signatures:
+            if sig.core:
+                cores.setdefault(sig.core, []).append((entry_id, sig.index))
+    problems = []
+    for core, owners in sorted(cores.items()):
+        others = [(o, i) for c, held in cores.items() if c != core and core in c for o, i in held]
+        for entry_id, index in owners:
+            clash = sorted({o for o, _ in owners + others if o != entry_id})
+            if not clash:
+                continue
+            loaded = catalog.entries[entry_id]
+            line, col = loaded.located.where(("signatures", index))
+            problems.append(Diagnostic(loaded.path, line, col, "E035",
+                                       f"the core '{core}' of signature {index + 1} is held by a signature of "
+                                       f"{', '.join(repr(o) for o in clash[:3])} too: it identifies neither",
+                                       "declare this signature's core as a longer span that only this failure "
+                                       "prints (core: ...), or core: '' for none"))
+    if len(problems) > room:
+        last = problems[room - 1]
+        problems = problems[:room - 1] + [Diagnostic(last.path, last.line, last.column, "E035",
+                                                     f"… and {len(problems) - room + 1} more signatures whose core "
+                                                     "another entry's signature holds too, not listed",
+                                                     "declare their cores (core: ...), or core: '' for none")]
     return problems
 
 

@@ -183,6 +183,14 @@ class Signature(Strict):
     lines: list[Matcher] | None = Field(None, min_length=2, description="Multi-line signature: these patterns, "
                                         "in order, within `within` lines of the same rank.")
     within: int = Field(40, ge=2, le=500, description="Window of a multi-line signature, in lines.")
+    core: str | None = Field(None, description="Single-line signature only: the shortest span of its literal text "
+                             "that identifies the failure alone. A line that holds it matches, less surely than "
+                             "the whole pattern, when the message is cut after it, printed behind another "
+                             "exception class or none, or with its variable parts elided. Derived from a `pattern` "
+                             "when not given (the first clause of its message that names something or is six "
+                             "words long; a `regex` has none unless given); give it where the derived one is "
+                             "wrong, or '' for none. "
+                             "Checked: no other entry's example may hold it (E035).")
     alert_line: int | None = Field(None, ge=1, description="Multi-line signature only: the one of its `lines` "
                                    "(1 for the first) that identifies the failure alone, which `rootcause export` "
                                    "turns into an alert rule. Without it the signature is not exported: a line "
@@ -209,6 +217,34 @@ class Signature(Strict):
                                           {"code": "E030", "hint": "one signature is one error text; add another "
                                            "signature for another text"})
         return data
+
+    @model_validator(mode="after")
+    def _core_is_literal_text(self) -> "Signature":
+        if self.core:
+            if self.lines is not None:
+                raise PydanticCustomError("core", "'core' is for a single-line signature",
+                                          {"code": "E030", "hint": "remove it, or make the signature single-line"})
+            from ..matching.patterns import core_problem, literal_pieces
+
+            problem = core_problem(self.core, literal_pieces(self.pattern if self.pattern is not None else self.regex,
+                                                             self.pattern is None))
+            if problem:
+                raise PydanticCustomError("core", "{problem}", {"problem": problem, "code": "E030",
+                                          "hint": "copy a span of the pattern's own text between its placeholders"})
+        return self
+
+    def core_text(self) -> str:
+        """The declared core, else the one derived from a placeholder pattern; "" for a multi-line
+        signature, or a regex (whose alternatives the derivation cannot read) without one."""
+        if self.lines is not None:
+            return ""
+        if self.core is not None:
+            return self.core
+        if self.pattern is None:
+            return ""
+        from ..matching.patterns import derive_core, literal_pieces
+
+        return derive_core(literal_pieces(self.pattern, False), self.counter_examples)
 
     @model_validator(mode="after")
     def _alert_line_is_a_line(self) -> "Signature":

@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterable
 
 from .. import jsonbytes
 from .patterns import Compiled
-from .signatures import CompiledSignature
+from .signatures import CompiledSignature, anchors_of
 
 PREFIX = 8                    # characters of an anchor used to look it up in a line
 _SEPARATORS = re.compile(r"[ \t]+")
 _SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
-FORMAT = 1
+FORMAT = 2   # 2: a signature record may hold its core
 
 
 class CorruptIndex(ValueError):
@@ -47,7 +47,7 @@ def signature_from_json(data: dict) -> CompiledSignature:
     unless = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0)
                    for regex, anchor in data.get("unless", []))
     sig = CompiledSignature(entry_id=data["entry"], index=data["index"], steps=steps, unless=unless,
-                            within=data.get("within", 40))
+                            within=data.get("within", 40), core=data.get("core", ""))
     object.__setattr__(sig, "_specificity", data["specificity"])
     return sig
 
@@ -73,6 +73,9 @@ def signature_problem(sig, where: str = "the signature") -> str | None:
         return f"{where}.unless is not a list of [regex, anchor] pairs"
     if not _number(sig.get("within", 40)) or sig.get("within", 40) < 1:
         return f"{where}.within is not a positive number"
+    core = sig.get("core", "")
+    if not isinstance(core, str) or (core and (len(sig["steps"]) != 1 or len(core) < 8)):
+        return f"{where}.core is not the text of a single-line signature's core"
     return None
 
 
@@ -115,8 +118,8 @@ class SignatureTable:
         self._short: list[int] | None = None
         for number, sig in enumerate(signatures or []):
             self._signatures.append(sig)
-            for step in sig.steps + sig.unless:
-                self._add(step.anchor, number)
+            for anchor in anchors_of(sig):
+                self._add(anchor, number)
 
     @property
     def position(self) -> dict[str, int]:
@@ -218,7 +221,8 @@ class SignatureTable:
         table = SignatureTable()
         lines, offsets, checks = [], [0], []
         for number, data in enumerate(signature_json):
-            for _regex, anchor in list(data["steps"]) + list(data.get("unless", [])):
+            for anchor in [a for _regex, a in list(data["steps"]) + list(data.get("unless", []))] + \
+                    ([data["core"]] if data.get("core") else []):
                 table._add(anchor, number)
             line = jsonbytes.dumps(data, sort_keys=True)
             lines.append(line)
@@ -282,8 +286,8 @@ class SignatureTable:
                 raise
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 raise CorruptIndex(f"signature record {number} is not a signature ({exc})") from None
-            for step in sig.steps + sig.unless:
-                at = self.position.get(step.anchor)
+            for anchor in anchors_of(sig):
+                at = self.position.get(anchor)
                 if at is None or number not in by_anchor[at]:
                     raise CorruptIndex(f"signature record {number} does not belong to its anchors")
             return sig

@@ -46,6 +46,9 @@ ANCHORS: tuple[str, ...] = (
     "what():",
     "received by PID",
     "Fatal Python error",
+    "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
+    "Illegal instruction", "illegal hardware instruction", "Floating point exception",
+    "(): ", "double free or corruption", "corrupted size vs", "corrupted double-linked list",
     "(exitcode: ",
     "exits with return code",
     "srun: error:",
@@ -62,6 +65,10 @@ ANCHORS: tuple[str, ...] = (
     " ERROR ",
     "[ERROR]",
     "are the lagging ranks",
+    "last completed NCCL work:",
+    "NCCL INFO", "NCCL version", "store based barrier", "store_based_barrier", "Rendezvous'ing", "elastic_operator",
+    "Initializing torch.distributed", "init_process_group", "extensions root", "extension module", "ninja",
+    "oading checkpoint", "Loading model from", "load_checkpoint",
     "joined but didn't finish collective #",
     "but didn't join collective #",
 )
@@ -80,7 +87,8 @@ EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-th
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
 
-#: (kind, regex searched in the line's text); the first rule that matches decides
+#: (kind, regex searched in the line's text); the first rule that matches decides. `[^\n]`, not
+#: `.`: JavaScript's `.` also stops at U+2028 and U+2029, which a line may hold
 RULES: list[tuple[str, str]] = [
     ("traceback", r"Traceback \(most recent call last\)"),
     ("frame", r'^[ \t]*File "([^"]{1,1000})", line ([0-9]{1,9}), in ([^ \t]{1,200})'),
@@ -90,26 +98,52 @@ RULES: list[tuple[str, str]] = [
     ("frame", r"^((?:~|/)[^ ]{0,1000}\.py):([0-9]{1,9}) in ([^ ]{1,200})$"),
     ("chain", r"^[ \t]*(?:The above exception was the direct cause of the following exception|"
               r"During handling of the above exception, another exception occurred):"),
-    ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}" + _IDENT +
-                  r"(?:Error|Exception|KeyboardInterrupt|SystemExit))(?:: ?(.{0,2000}))?$"),
+    # `...Error: msg`, and the classes that are a whole name: `KeyboardInterrupt`, `SystemExit: 1`,
+    # `Exception: msg` (bare, or behind a module path)
+    ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
+                  r"(?:Error|Exception)|KeyboardInterrupt|SystemExit|Exception))(?:: ?([^\n]{0,2000}))?$"),
     ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
     ("cpp-terminate", r"terminate called without an active exception"),
-    ("cpp-what", r"^[ \t]*what\(\):[ \t]+(.{1,2000})$"),
+    ("cpp-what", r"^[ \t]*what\(\):[ \t]+([^\n]{1,2000})$"),
     # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of
     # only the backtrace still shows that such an error was raised, and where
     ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
-    ("fatal", r"Fatal Python error: (.{1,300})$"),
+    ("fatal", r"Fatal Python error: ([^\n]{1,300})$"),
+    # a process ended by a signal, in the words of the shell that started it: bash's
+    # `train.sh: line 2: 29959 Segmentation fault      python3 train.py` (or, interactive, just
+    # `Segmentation fault (core dumped)`), zsh's `[1]    4242 segmentation fault (core dumped)  python ...`
+    ("fatal", r"(?:^|: line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
+              r"(Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception|"
+              r"segmentation fault|bus error|abort|killed|illegal hardware instruction)"
+              r"(?: {1,20}\(core dumped\))?(?: {2,}[^\n]{0,500}| {0,20})$"),
+    # glibc's heap checks (malloc/malloc.c, malloc_printerr), printed just before it aborts
+    ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
+              r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
+              r"(?: in fastbins)?|corrupted double-linked list)$"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
     ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
-    ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): (.{1,300})$"),
+    ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): ([^\n]{1,300})$"),
     ("report-root", r"^Root Cause \(first observed failure\):"),
-    ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?(.{0,2000})$"),
+    ("report-field", r"^[ \t]{0,8}(time|host|rank|exitcode|error_file|traceback)[ \t]{0,12}:[ \t]?([^\n]{0,2000})$"),
     # a launcher that starts its workers: it reports every failed worker when the job ends
     ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
     # a logging record at error level: its timestamp dates the traceback it introduces
     ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
     ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    # where a job is in its start-up: a log that stops right after one of these, with no error,
+    # stops in that phase (`ranking.PHASES`)
+    ("phase:nccl-init", r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|comm 0x|Channel [0-9]{1,3}/|"
+                        r"Connected all|ncclCommInitRank|Init COMPLETE|cudaDriverVersion)|NCCL version [0-9]{1,3}\.[0-9]"),
+    ("phase:rendezvous", r"Waiting in store based barrier|store_based_barrier_key|Rendezvous'ing worker group|"
+                         r"Starting elastic_operator|Initializing torch\.distributed|init_process_group"),
+    ("phase:jit-build", r"as PyTorch extensions root|Building extension module|Loading extension module|"
+                        r"Emitting ninja build file|ninja: no work to do"),
+    ("phase:checkpoint-load", r"Loading checkpoint shards|[Ll]oading checkpoint|Loading model from|load_checkpoint"),
+    # the watchdog's account of where the process stopped (torch 2.3+): the rank whose last
+    # completed work is the lowest fell behind the others
+    ("progress", r"detected by watchdog at work: ([0-9]{1,20}), last enqueued NCCL work: ([0-9]{1,20}), "
+                 r"last completed NCCL work: (-?[0-9]{1,20})"),
     ("lagging", r"ranks \[([0-9][0-9, ]{0,2000})\] are the lagging ranks"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] joined but didn't finish collective #([0-9]{1,20})"),
     ("lagging", r"\[([0-9][0-9, ]{0,2000})\] finished collective #([0-9]{1,20}), but didn't join collective"),

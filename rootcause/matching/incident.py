@@ -101,6 +101,11 @@ class _Stream:
     group: int = 0
 
 
+#: the events that carry an error's message: a c10 backtrace within BACKTRACE_GAP lines below one is its own
+MESSAGES = frozenset({"exception", "cpp-what", "watchdog", "log-error", "fatal"})
+BACKTRACE_GAP = 3
+
+
 class LogModel:
     """The bounded record of a log's events, fed line by line in order."""
 
@@ -110,6 +115,8 @@ class LogModel:
         self.failures_dropped = 0
         self.launcher: list[LauncherFailure] = []
         self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
+        self.completed: dict[int, int] = {}         # rank → its last completed NCCL work, as its watchdog says
+        self.last_phase: tuple[str, int] | None = None   # the last start-up phase a line showed, and that line
         self.lagging: set[int] = set()
         self.ranks_seen: set[int] = set()
         self.collectives: dict[int, str] = {}
@@ -118,6 +125,7 @@ class LogModel:
         self._record: LauncherFailure | None = None
         self._pending_cpp: Failure | None = None
         self._raised: Failure | None = None   # the first c10 backtrace header: an error, if nothing else is
+        self._said: dict[str, int] = {}       # stream → the line of its last message (its backtrace follows it)
         self._groups = 0
 
     def _stream(self, line: LogLine) -> _Stream:
@@ -150,6 +158,8 @@ class LogModel:
         state = self._stream(line)
         if line.time:
             state.last_time = (line.time, number)
+        if kind in MESSAGES:
+            self._said[line.stream] = number
         if kind == "traceback":
             if not state.chained:
                 self._groups += 1
@@ -185,10 +195,14 @@ class LogModel:
                 pending.end = number
                 self._pending_cpp = None
         elif kind == "cpp-raised":
-            if self._raised is None:
+            # one error, one event: the backtrace right below a message (a watchdog's timeout, an
+            # exception, `what():`) is that message's, not an error whose message is missing
+            said = self._said.get(line.stream)
+            if self._raised is None and (said is None or number - said > BACKTRACE_GAP):
                 self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
         elif kind == "fatal":
-            self._add(self._failure(number, line, "fatal", f"Fatal Python error: {groups[0].strip()}"))
+            # the line as printed: Python's "Fatal Python error: ...", a shell's signal report, glibc's abort
+            self._add(self._failure(number, line, "fatal", line.text.strip()[:300]))
         elif kind == "signal":
             self._signal(number, line, groups)
         elif kind in ("agent-exit", "launcher-exit", "srun-exit"):
@@ -202,6 +216,11 @@ class LogModel:
         elif kind == "watchdog":
             self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
                                                    "timeout_ms": int(groups[2]), "line": number})
+        elif kind.startswith("phase:"):
+            self.last_phase = (kind[len("phase:"):], number)
+        elif kind == "progress":
+            if line.rank is not None and len(self.completed) < MAX_STREAMS:
+                self.completed.setdefault(line.rank, int(groups[2]))
         elif kind == "lagging":
             self.lagging.update(int(r) for r in re.findall(r"[0-9]+", groups[0])[:MAX_STREAMS])
 
@@ -596,6 +615,13 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
     if model.lagging:
         lagging = sorted(model.lagging)
         return lagging[0], [f"the desync report names rank(s) {', '.join(map(str, lagging))} as lagging"]
+    if len(model.completed) > 1:
+        low = min(model.completed.values())
+        behind = sorted(r for r, work in model.completed.items() if work == low)
+        if len(behind) == 1:
+            ahead = max(model.completed.values())
+            return behind[0], [f"rank {behind[0]}'s last completed NCCL work is {low}, the other ranks' up to {ahead}: "
+                               "it fell behind the others"]
     waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
     waiting |= consequence_ranks
     waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}

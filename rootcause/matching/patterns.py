@@ -28,17 +28,20 @@ import re2
 
 #: Placeholders: name → (regex, what it matches, an example). Regexes use only ASCII classes
 #: spelled out explicitly, so RE2 and JavaScript agree on every character.
+#: what a person pastes in place of a number or a name they elide: N, X, ..., …, <redacted>, ***
+ELIDED = r"N|X+|\.\.\.|…|<[A-Za-z0-9_ .:-]{1,40}>|\*{3,}"
 PLACEHOLDERS: dict[str, tuple[str, str, str]] = {
-    "int": (r"[-+]?[0-9]+", "a whole number, optionally signed", "-12"),
-    "float": (r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf|NaN|Inf)",
-              "a decimal number, integer, scientific notation, nan or inf", "1.5e-05"),
-    "hex": (r"(?:0[xX])?[0-9a-fA-F]+", "a hexadecimal number, with or without 0x", "0x7f3a2c"),
+    "int": (r"[-+]?[0-9]+|" + ELIDED, "a whole number, optionally signed (or elided: N, ..., <redacted>)", "-12"),
+    "float": (r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:nan|inf|NaN|Inf)|" + ELIDED,
+              "a decimal number, integer, scientific notation, nan or inf (or elided)", "1.5e-05"),
+    "hex": (r"(?:0[xX])?[0-9a-fA-F]+|" + ELIDED, "a hexadecimal number, with or without 0x (or elided)", "0x7f3a2c"),
     "shape": (r"torch\.Size\(\[[0-9, ]*\]\)", "a PyTorch shape", "torch.Size([1024, 256])"),
     "ints": (r"[\[(][-0-9, ]*[\])]", "a bracketed list or tuple of integers", "[8, 1024]"),
     "path": (r"[^ \t\"'<>]+", "a file or directory path (no spaces)", "/data/ckpt/global_step100"),
-    "name": (r"[A-Za-z0-9_][A-Za-z0-9_.\-]*", "an identifier, dotted name or kebab name", "module.l1.weight"),
+    "name": (r"[A-Za-z0-9_][A-Za-z0-9_.\-]*|" + ELIDED, "an identifier, dotted name or kebab name (or elided)",
+             "module.l1.weight"),
     "word": (r"[^ \t]+", "any run of non-blank characters", "cuda:0"),
-    "host": (r"[A-Za-z0-9][A-Za-z0-9.\-]*", "a host name or IPv4 address", "node-17"),
+    "host": (r"[A-Za-z0-9][A-Za-z0-9.\-]*|" + ELIDED, "a host name or IPv4 address (or elided)", "node-17"),
     "dtype": (r"(?:torch\.)?[a-z]+[0-9]*", "a dtype name", "torch.bfloat16"),
     "any": (r".*?", "anything on the rest of the line, possibly nothing (use sparingly)", "..."),
 }
@@ -147,9 +150,34 @@ def compile_pattern(pattern: str) -> Compiled:
         core.pop(0)
     while core and core[-1] == ("ph", "any"):
         core.pop()
-    regex = "".join(escape(text) if kind == "lit" else f"(?:{PLACEHOLDERS[text][0]})" for kind, text in core)
+    # a message behind an exception class matches behind another class, or none: releases and
+    # wrappers re-raise the same message as another type (`torch.OutOfMemoryError:`,
+    # `torch.cuda.OutOfMemoryError:`, `RuntimeError:`) -- unless the rest is too short to stand alone
+    lead = ""
     literals = [text for kind, text in parts if kind == "lit"]
-    return _finish(pattern, regex, literals)
+    counted = literals   # the class counts as evidence: a line behind the same class is as sure a match
+    if core and core[0][0] == "lit":
+        prefix = _CLASS_PREFIX.match(core[0][1])
+        rest = [text for kind, text in core if kind == "lit"]
+        rest[0] = rest[0][prefix.end():] if prefix else rest[0]
+        if prefix and _literal_enough(rest):
+            lead = ANY_CLASS
+            core = [("lit", core[0][1][prefix.end():])] + core[1:]
+            literals = rest   # what every matching line holds: the anchor is taken from these
+    regex = lead + "".join(escape(text) if kind == "lit" else f"(?:{PLACEHOLDERS[text][0]})" for kind, text in core)
+    return _finish(pattern, regex, literals, counted)
+
+
+#: any exception class in front of a message, or none (see `compile_pattern`)
+ANY_CLASS = r"(?:(?:[A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception)|[A-Z][A-Za-z0-9]* error)[ \t]*:[ \t]*)?"
+
+
+def _literal_enough(literals: list[str]) -> bool:
+    """Does the message stand without its class: literal enough for E034, and a piece of it
+    distinctive as a core must be (`out of memory` alone is not; `CUDA error: out of memory` is)?"""
+    return len(max(literals, key=len, default="").strip()) >= MIN_ANCHOR and \
+        sum(len(text.strip()) for text in literals) >= MIN_LITERAL and \
+        any(_distinctive(text.strip(" \t.:;,!?'\"`[(")) for text in literals)
 
 
 @lru_cache(maxsize=65536)
@@ -310,9 +338,9 @@ def _required_literals(tree) -> list[str]:
     return runs
 
 
-def _finish(source: str, regex: str, literals: list[str]) -> Compiled:
+def _finish(source: str, regex: str, literals: list[str], counted: list[str] | None = None) -> Compiled:
     anchor = max(literals, key=len, default="")
-    literal_chars = sum(len(text.strip()) for text in literals)
+    literal_chars = sum(len(text.strip()) for text in (literals if counted is None else counted))
     if len(anchor.strip()) < MIN_ANCHOR or literal_chars < MIN_LITERAL:
         raise PatternError("E034", f"too little literal text (longest literal piece '{anchor.strip()}', "
                            f"{literal_chars} literal characters in all)",
@@ -323,3 +351,108 @@ def _finish(source: str, regex: str, literals: list[str]) -> Compiled:
     except re2.error as exc:
         raise PatternError("E032", f"RE2 rejects the expression: {exc}", "fix the expression") from None
     return Compiled(source=source, regex=regex, anchor=anchor, literal_chars=literal_chars)
+
+
+# -- the core of a signature -----------------------------------------------------------------------
+#: a core is at least this long, in characters and in words: shorter spans are not distinctive
+CORE_MIN_CHARS = 16
+CORE_MIN_WORDS = 4
+#: an exception class or a library's "X error:" in front of a message: other releases and other
+#: wrappers print the same message behind another one, or none (`torch.cuda.OutOfMemoryError:`,
+#: `torch.OutOfMemoryError:`, `RuntimeError:`, `CUDA error:`)
+_CLASS_PREFIX = re.compile(r"^[ \t]*(?:[A-Za-z_][\w.]*(?:Error|Exception|Warning)|[A-Z][A-Za-z0-9]* error)[ \t]*:[ \t]*")
+#: where a message's clauses end: a sentence, a colon, a semicolon, a parenthesis, a dash, a comma
+_CLAUSE_END = re.compile(r"(?<=[.:;!?])[ \t]+|[ \t]+\(|\)[ \t]*|[ \t]+-[ \t]+|,[ \t]+")
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+#: the messages of CPython's own exceptions (Objects/*.c, Python/*.c) and of the C and C++
+#: runtimes (libstdc++'s terminate handler, the shell's signal reports): any program prints them,
+#: so without a name of its own beside them they identify no failure
+RUNTIME_MESSAGES = ("terminate called after throwing an instance of", "terminate called without an active exception",
+                    "Segmentation fault", "core dumped", "Fatal Python error",
+                    "got an unexpected keyword argument", "positional argument", "required positional argument",
+                    "object has no attribute", "object is not subscriptable", "object is not callable",
+                    "object is not iterable", "index out of range", "values to unpack", "unsupported operand type",
+                    "No module named", "cannot import name", "is not defined", "invalid literal for int",
+                    "division by zero", "maximum recursion depth exceeded", "must be str, not",
+                    "can only concatenate", "unhashable type")
+
+
+@lru_cache(maxsize=1)
+def _errno_messages() -> tuple[str, ...]:
+    """Every errno's message (`os.strerror`), folded: the same for every span `_generic` tests."""
+    import errno
+    import os
+
+    return tuple(sorted({os.strerror(code).lower() for code in errno.errorcode} - {""}))
+
+
+def _generic(text: str) -> bool:
+    """An operating system's own message (`No such file or directory`, `Address already in use`:
+    printed by every program that meets that errno), or one of CPython's with no name beside it
+    (`__init__() got an unexpected keyword argument`): it identifies no failure."""
+    folded = text.lower()
+    if any(len(message) >= 8 and message in folded for message in _errno_messages()):
+        return True
+    for message in RUNTIME_MESSAGES:
+        at = text.find(message)
+        if at >= 0 and not _MARKED.search(_DUNDER.sub("", text[:at] + " " + text[at + len(message):])):
+            return True
+    return False
+
+
+def _distinctive(span: str) -> bool:
+    """Long enough, and marked as this failure's own words rather than common ones: a name
+    (`state_dict`, `torch.Size`, `NCCL`, `DeepSpeedCPUAdam`, `sm_90`, a path), or a sentence of
+    six words or more; never an operating system's generic message."""
+    words = _WORD.findall(span)
+    if len(span) < CORE_MIN_CHARS or len(words) < CORE_MIN_WORDS or _generic(span):
+        return False
+    if span.count("/") >= 2 and len(words) < 6:   # a path: every traceback through that module prints it
+        return False
+    return len(words) >= 6 or bool(_MARKED.search(_DUNDER.sub("", span)))
+
+
+#: Python's special names (`__init__`): every class has them, so they name nothing
+_DUNDER = re.compile(r"__[A-Za-z0-9]+__")
+#: a word that names something: with `_`, `.`, `/` or a digit inside, CamelCase, or capitals
+_MARKED = re.compile(r"[A-Za-z0-9]{2}[_./][A-Za-z0-9]{2}|_[A-Za-z0-9]|[A-Za-z][0-9]|[a-z][A-Z]|\b[A-Z]{3,}\b")
+
+
+def derive_core(literals: list[str], avoid: list[str] = ()) -> str:
+    """The core of a single-line signature: the shortest start of a piece of its literal text,
+    ending at a clause boundary, that identifies the failure alone (`_distinctive`); "" when no
+    piece has one. A line holding the core is the same failure printed otherwise: cut after it,
+    behind another exception class or none, wrapped, or with its variable parts elided. `avoid`:
+    texts the core must not be in (the signature's counter-examples)."""
+    for piece in literals:
+        text = piece
+        while True:
+            stripped = _CLASS_PREFIX.sub("", text, count=1)
+            if stripped == text:
+                break
+            text = stripped
+        ends = [m.start() for m in _CLAUSE_END.finditer(text)] + [len(text)]
+        for end in ends:
+            span = text[:end].strip(" \t.:;,!?'\"`[")
+            if _distinctive(span) and not any(span in other for other in avoid):
+                return span
+    return ""
+
+
+def literal_pieces(source: str, regex_form: bool) -> list[str]:
+    """The literal text of a pattern or a regex, piece by piece, in order."""
+    if regex_form:
+        return _required_literals(sre_parse.parse(source))
+    return [text for kind, text in split_pattern(source) if kind == "lit"]
+
+
+def core_problem(core: str, pieces: list[str]) -> str | None:
+    """Why a declared core cannot be used, or None: it must be a piece of the signature's own
+    literal text, and long enough to identify a failure."""
+    if not any(core in piece for piece in pieces):
+        return "a core must be literal text of the signature's own pattern (a span between its placeholders)"
+    if len(core) < CORE_MIN_CHARS or len(_WORD.findall(core)) < CORE_MIN_WORDS:
+        return f"a core needs at least {CORE_MIN_CHARS} characters and {CORE_MIN_WORDS} words to identify a failure"
+    return None

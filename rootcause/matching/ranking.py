@@ -46,10 +46,17 @@ def findings_of(report: Report) -> list[Finding]:
     findings = []
     for entry_id, matches in by_entry.items():
         distinct = {m.signature.index: m.signature for m in matches}
-        best = max(specificity(s) for s in distinct.values())
+        whole = {m.signature.index for m in matches if not m.by_core}
+        # a signature matched only through its core is evidence of its core's length, and no more
+        # than likely: the rest of its message is not in the log as the pattern has it
+        evidence = [specificity(s) if s.index in whole else len(s.core) for s in distinct.values()]
+        best = max(evidence)
         score = best + 10 * (len(distinct) - 1)
         multiline = any(s.multiline for s in distinct.values())
-        confidence = "high" if multiline or best >= 40 or len(distinct) > 1 else "medium" if best >= 25 else "low"
+        if whole:
+            confidence = "high" if multiline or best >= 40 or len(distinct) > 1 else "medium" if best >= 25 else "low"
+        else:
+            confidence = "medium" if best >= 25 else "low"
         first = min(matches, key=lambda m: m.lines[0])
         line = report.hit_lines.get(first.lines[0])
         findings.append(Finding(entry_id, score, confidence, matches, sorted(report.match_lines.get(entry_id, [])),
@@ -105,6 +112,43 @@ CONFIDENCE_WORDS = {
     "medium": "Likely: a specific message of this entry matched",
     "low": "Weak: only a short or generic line matched",
 }
+#: what to do when a log shows only consequences (a watchdog timeout, a peer's closed connection,
+#: a launcher's summary): the checks that find the process that stopped, not "fix the culprit"
+CONSEQUENCE_CHECKS = (
+    "Find the rank that stopped first: while the job hangs, `py-spy dump --pid PID` on each rank's process "
+    "shows where it waits; its output, or the first rank whose log stops, holds the cause.",
+    "Get a Flight Recorder dump of every rank: set TORCH_FR_BUFFER_SIZE=2000 (TORCH_NCCL_TRACE_BUFFER_SIZE in "
+    "earlier releases) and TORCH_NCCL_DUMP_ON_TIMEOUT=1, run again, and give the dumps to `rootcause diagnose` "
+    "or PyTorch's fr_trace: the collective where the ranks diverge names the rank that stopped.",
+    "Run again with NCCL_DEBUG=INFO (and TORCH_DISTRIBUTED_DEBUG=DETAIL for mismatched collectives) and keep "
+    "every rank's output (torchrun --tee 3): the cause is on a process whose output is not in this log.",
+)
+#: the start-up phases a log with no error line can stop in (`events` recognises their lines), and
+#: the entries for a hang there: offered as possible, never as the diagnosis
+PHASES = {
+    "nccl-init": {"title": "NCCL initialisation", "entries": ["distributed-init-hang", "nccl-socket-interface-not-found"]},
+    "rendezvous": {"title": "rendezvous and process-group set-up",
+                   "entries": ["torchrun-rendezvous-timeout", "distributed-init-hang"]},
+    "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)", "entries": []},
+    "checkpoint-load": {"title": "checkpoint loading", "entries": []},
+}
+#: a phase's line this close to the end of the log is where the log stops
+PHASE_TAIL = 10
+
+
+def stopped_in(report: Report, incident: Incident, infos: dict[str, EntryInfo]) -> dict | None:
+    """Where a log with no failure stops, when its last lines are a start-up phase's: a job that
+    hangs there prints nothing more. None otherwise (a log that reaches training, or ends)."""
+    model = report.model
+    if incident.status != "none" or model is None or model.last_phase is None:
+        return None
+    phase, line = model.last_phase
+    if report.lines_scanned - line > PHASE_TAIL or phase not in PHASES:
+        return None
+    entries = [{"entry": i, "title": infos[i].title, "url": infos[i].url} for i in PHASES[phase]["entries"] if i in infos]
+    return {"phase": phase, "title": PHASES[phase]["title"], "line": line + 1, "entries": entries}
+
+
 #: what a consequence shows instead, when a cause is listed above it: its strength says that it is
 #: in the log, not that it explains the failure, so it must not read as surer than the cause
 CONSEQUENCE_WORDS = "A result of the failure above, not a second cause"
@@ -149,6 +193,8 @@ def _entry_json(finding: Finding, report: Report, infos: Mapping[str, EntryInfo]
         "count": len(finding.match_lines),
         "lines": lines[:MAX_LINES_SHOWN],
         "more_lines": max(0, len(lines) - MAX_LINES_SHOWN),
+        "check": info.check if info else "",
+        "check_command": info.check_command if info else "",
         "fix": info.fix if info else "",
     }
 
@@ -164,11 +210,15 @@ def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dic
     results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
     notes = [_entry_json(f, report, infos) for f in incident.notes]
     first = incident.first
+    stopped = stopped_in(report, incident, infos)
     return {
         "lines_scanned": report.lines_scanned,
         "bytes_scanned": report.bytes_scanned,
         "status": incident.status,
-        "headline": headline(incident, infos),
+        "headline": headline(incident, infos) + (
+            f" The log stops during {stopped['title']} (line {stopped['line']}): if the job hung there, see the "
+            "possible causes below." if stopped else ""),
+        "stopped": stopped,
         "results": results,
         "first_failure": first,
         "unknown": [_failure_json(u) for u in incident.unknown[:top]],
@@ -176,6 +226,7 @@ def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dic
         "notes": notes,
         "handled": [_failure_json(h) for h in incident.handled[:top]],
         "consequence_streams": incident.consequence_streams,
+        "next_steps": list(CONSEQUENCE_CHECKS) if incident.status == "consequences" else [],
         "launcher": [{"line": r.line + 1, "source": r.source, "rank": r.rank, "local_rank": r.local_rank,
                       "host": r.host, "exitcode": r.exitcode, "time": r.time, "root": r.root, "message": r.message}
                      for r in incident.launcher[:32]],

@@ -28,6 +28,10 @@ class EntryInfo:
     fix: str
     role: str = "cause"
     persistent: Persistence | None = None
+    #: how to confirm this cause on the machine, ahead of the fix: the entry's first `confirm` step
+    #: that has a command (else its first step), and that command ("" for none)
+    check: str = ""
+    check_command: str = ""
 
     @classmethod
     def of_entry(cls, entry) -> "EntryInfo":
@@ -35,25 +39,28 @@ class EntryInfo:
         from ..text import plain
 
         persistent = Persistence(entry.persistent.count, entry.persistent.within) if entry.persistent else None
+        confirm = next((c for c in entry.confirm if c.command), entry.confirm[0] if entry.confirm else None)
         return cls(entry.id, entry.title, plain(entry.summary), f"entries/{entry.id}/", plain(entry.fix[0].step),
-                   entry.role, persistent)
+                   entry.role, persistent, plain(confirm.step) if confirm else "",
+                   (confirm.command or "").strip() if confirm else "")
 
     @classmethod
     def from_row(cls, entry_id: str, row: dict) -> "EntryInfo":
         """From a row that `row_problem` accepted."""
         persistent = row.get("persistent")
         return cls(entry_id, row["title"], row["summary"], row["url"], row["fix"], row["role"],
-                   Persistence(persistent["count"], persistent["within"]) if persistent else None)
+                   Persistence(persistent["count"], persistent["within"]) if persistent else None,
+                   row["check"], row["check_command"])
 
     def row(self) -> dict:
         """The row as stored: every field but the id, which is its key."""
         return {"title": self.title, "summary": self.summary, "url": self.url, "fix": self.fix, "role": self.role,
                 "persistent": {"count": self.persistent.count, "within": self.persistent.within}
-                if self.persistent else None}
+                if self.persistent else None, "check": self.check, "check_command": self.check_command}
 
 
 #: the row's fields, as `EntryInfo.row` writes them
-ROW_FIELDS = ("title", "summary", "url", "fix", "role", "persistent")
+ROW_FIELDS = ("title", "summary", "url", "fix", "role", "persistent", "check", "check_command")
 
 
 def _number(value) -> bool:
@@ -65,8 +72,8 @@ def row_problem(key: str, value) -> str | None:
     where = f"entries['{key[:60]}']"
     if not isinstance(value, dict) or sorted(value) != sorted(ROW_FIELDS):
         return f"{where} is not a mapping of exactly {', '.join(ROW_FIELDS)}"
-    if not all(isinstance(value[name], str) for name in ("title", "summary", "url", "fix")):
-        return f"{where}: title, summary, url and fix must be texts"
+    if not all(isinstance(value[name], str) for name in ("title", "summary", "url", "fix", "check", "check_command")):
+        return f"{where}: title, summary, url, fix, check and check_command must be texts"
     if value["role"] not in ROLES:
         return f"{where}: role must be one of {', '.join(ROLES)}"
     persistent = value["persistent"]

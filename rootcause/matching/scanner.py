@@ -31,7 +31,7 @@ from .events import EXCEPTION_ANCHORS, recognise
 from .incident import LogModel
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
-from .anchors import SignatureTable, signature_from_json, signature_problem
+from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
 from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
@@ -309,6 +309,23 @@ class Scanner:
 
 
 
+#: the events that say a line is an error, not just text that mentions one
+ERROR_EVENTS = frozenset({"exception", "cpp-throw", "cpp-what", "fatal", "log-error", "signal", "watchdog"})
+#: a core this long is the failure's own sentence: a line holding it needs no other sign of an error
+SURE_CORE = 30
+#: a line this close below a traceback's frame stands where its exception line would (the frame's
+#: source line and its ^^^ markers come between)
+FRAME_GAP = 4
+
+
+def core_holds(match: Match, error_lines: set[int]) -> bool:
+    """A match through a signature's core counts when its core is long (SURE_CORE) or its line
+    is an error: an error event (an exception, an error record...) or the place of a traceback's
+    exception line. A short core is also text that healthy output may print ("... to avoid CUDA
+    out of memory")."""
+    return not match.by_core or len(match.signature.core) >= SURE_CORE or match.lines[0] in error_lines
+
+
 class _Scan:
     """The state of one scan (a scanner may serve several at once, from several threads)."""
 
@@ -327,6 +344,8 @@ class _Scan:
         self._full = False                    # reading with the prefilter of every anchor
         self._block: frozenset[int] | None = None
         self._state: tuple | None = None
+        self.error_lines: set[int] = set()    # kept lines that are an error event (`core_holds`)
+        self._frame_at: dict[str, int] = {}   # stream → the line of its last traceback frame
 
     def finish(self) -> Report:
         self._match(self.report, self.per_signature)
@@ -356,7 +375,7 @@ class _Scan:
     def _saturate(self, number: int) -> None:
         self._saturated.add(number)
         sig = self.table.signature(number)
-        for anchor in dict.fromkeys(step.anchor for step in sig.steps + sig.unless):
+        for anchor in dict.fromkeys(anchors_of(sig)):
             at = self.table.position[anchor]
             if at not in self._dead and all(n in self._saturated for n in self.table.by_anchor[at]):
                 self._dead.add(at)
@@ -448,6 +467,8 @@ class _Scan:
                 event = recognise(line.text) if self.scanner._events.search(raw) else None
         if event is not None:
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
+            if event[0] == "frame":
+                self._frame_at[line.stream] = number
         kept = False
         for n in candidates:
             bucket = per_signature.setdefault(n, [])
@@ -458,6 +479,10 @@ class _Scan:
                     self._saturate(n)
         if kept:   # a line no bucket has room for is not kept either: memory stays bounded
             report.hit_lines[number] = line
+            # an error event, or the line where a traceback's exception line stands (its class cut off)
+            if (event is not None and event[0] in ERROR_EVENTS) or \
+                    (event is None and 0 < number - self._frame_at.get(line.stream, -FRAME_GAP - 1) <= FRAME_GAP):
+                self.error_lines.add(number)
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()
@@ -467,6 +492,8 @@ class _Scan:
                 continue
             sig = self.table.signature(number)
             found = find_matches(sig, numbered, first_only=False)
+            if sig.core:
+                found = [m for m in found if core_holds(m, self.error_lines)]
             if found:
                 report.match_lines.setdefault(sig.entry_id, []).extend(m.lines[0] for m in found)
             for match in found[:MAX_MATCHES_PER_SIGNATURE]:

@@ -30,6 +30,10 @@ class CompiledSignature:
     steps: tuple[Compiled, ...]
     unless: tuple[Compiled, ...] = ()
     within: int = 40
+    #: a single-line signature's core (`patterns.derive_core`, or declared): a line holding it is
+    #: this failure printed otherwise (cut after it, another exception class, elided parts), a
+    #: match that is less sure than the whole pattern's; "" for none
+    core: str = ""
     #: an example log → its `marked_lines`, filled where the entry is checked (the regexes are
     #: compiled then) so that its page marks them without compiling them again
     marks: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -69,6 +73,8 @@ class CompiledSignature:
             data["unless"] = [[step.regex, step.anchor] for step in self.unless]
         if self.multiline or self.unless:
             data["within"] = self.within
+        if self.core:
+            data["core"] = self.core
         return data
 
 
@@ -88,13 +94,21 @@ def marked_lines(signature: CompiledSignature, log: str, regexes=None) -> tuple[
     return tuple(marked)
 
 
-def compile_signature(entry_id: str, index: int, signature) -> CompiledSignature:
+def anchors_of(sig: CompiledSignature) -> list[str]:
+    """The literals that bring a line to a signature: its steps', its `unless` patterns' and its core."""
+    return [step.anchor for step in sig.steps + sig.unless] + ([sig.core] if sig.core else [])
+
+
+def compile_signature(entry_id: str, index: int, signature, cores: bool = True) -> CompiledSignature:
+    """`cores`: derive a core where the signature declares none (not for a benign warning, whose
+    lines are counted)."""
     return CompiledSignature(
         entry_id=entry_id,
         index=index,
         steps=tuple(signature.compiled_steps()),
         unless=tuple(step.compiled() for step in signature.unless),
         within=signature.within,
+        core=signature.core_text() if cores or signature.core is not None else "",
     )
 
 
@@ -103,6 +117,7 @@ class Match:
     signature: CompiledSignature
     lines: list[int] = field(default_factory=list)   # line numbers (0-based) of the matched lines
     stream: str = ""
+    by_core: bool = False   # the line holds the signature's core, not its whole pattern
 
 
 Numbered = list[tuple[int, LogLine]]
@@ -120,11 +135,12 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
     anchors = [step.anchor for step in signature.steps]
     found: list[Match] = []
     if not signature.multiline:
-        anchor = anchors[0]
+        anchor, core = anchors[0], signature.core
         for position, (number, line) in enumerate(numbered):
-            if anchor in line.text and regexes[0].search(line.text) and \
+            whole = anchor in line.text and regexes[0].search(line.text)
+            if (whole or (core and core in line.text)) and \
                     not _vetoed(signature, numbered, position, position, line.stream):
-                found.append(Match(signature, [number], line.stream))
+                found.append(Match(signature, [number], line.stream, by_core=not whole))
                 if first_only:
                     break
         return found
@@ -194,13 +210,13 @@ class AnchorIndex:
         position: dict[str, int] = {}   # anchor → its index
         automaton = ahocorasick.Automaton()
         for sig in signatures:
-            for step in sig.steps + sig.unless:
-                if step.anchor not in position:
-                    position[step.anchor] = len(self.anchors)
-                    automaton.add_word(step.anchor, len(self.anchors))
-                    self.anchors.append(step.anchor)
+            for anchor in anchors_of(sig):
+                if anchor not in position:
+                    position[anchor] = len(self.anchors)
+                    automaton.add_word(anchor, len(self.anchors))
+                    self.anchors.append(anchor)
                     self.by_anchor.append([])
-                bucket = self.by_anchor[position[step.anchor]]
+                bucket = self.by_anchor[position[anchor]]
                 if not bucket or bucket[-1] is not sig:
                     bucket.append(sig)
         if self.anchors:

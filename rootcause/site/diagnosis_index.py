@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 RECORDS = "diagnose-index"
 HEAD = "0" * 32   # the key of the head record; the sections are filed by their SHA-256
-FORMAT = 7   # 7: entry rows are mappings read by name (`matching.rows`)
+FORMAT = 8   # 7: entry rows are mappings read by name (`matching.rows`); 8: signatures carry their core
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 

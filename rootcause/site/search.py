@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING
 from .. import jsonbytes
 from ..entries.terms import entry_weights
 from ..matching.logline import MAX_LINE, MAX_PREFIXES, rules_for_javascript
-from ..matching.ranking import EntryInfo
+from ..matching.ranking import CONSEQUENCE_CHECKS, PHASE_TAIL, PHASES
+from ..matching.rows import EntryInfo
 from ..matching.events import ANCHORS as EVENT_ANCHORS
 from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
 from ..matching.events import rules_for_javascript as event_rules
-from ..matching.incident import MAX_FAILURES
-from ..matching.scanner import (MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE, MIN_WRAPPED,
-                                SATURATION_CHECK)
+from ..matching.incident import BACKTRACE_GAP, MAX_FAILURES, MESSAGES
+from ..matching.scanner import (ERROR_EVENTS, FRAME_GAP, MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE,
+                                MIN_WRAPPED, SATURATION_CHECK, SURE_CORE)
 from ..text import DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
 
 if TYPE_CHECKING:
@@ -197,7 +198,9 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
 
 
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
-    """signatures.json's members besides the entries and their signatures, as JSON text."""
+    """signatures.json's members besides the entries and their signatures, as JSON text. Keys are
+    written sorted and `consequences_in` reads the file's head: a new key must sort after
+    "decoration", so that "consequences" stays first and "decoration" second."""
     top = {
         "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
@@ -207,6 +210,12 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "exception_anchors": sorted(EXCEPTION_ANCHORS),
         "exception_kinds": sorted(EXCEPTION_KINDS),
         "fingerprint": FINGERPRINT,
+        "error_events": sorted(ERROR_EVENTS),
+        "message_events": sorted(MESSAGES), "message_backtrace_gap": BACKTRACE_GAP,
+        "next_steps": list(CONSEQUENCE_CHECKS),
+        "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
+        "sure_core": SURE_CORE,
+        "frame_gap": FRAME_GAP,
         "consequences": consequences,
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, read_to_end, run_cli
 import rootcause
 from rootcause.commands.run import SCAN_BACKLOG, LineQueue
 from rootcause.encyclopedia import Encyclopedia, Origin, bundled_root, bundled_source
@@ -80,7 +80,8 @@ def test_every_report_row_is_read_by_name():
     encyclopedia = Encyclopedia.open(root=REPO)
     info = encyclopedia.infos["cuda-out-of-memory"]
     assert info.row() == {"title": info.title, "summary": info.summary, "url": "entries/cuda-out-of-memory/",
-                          "fix": info.fix, "role": "cause", "persistent": None}
+                          "fix": info.fix, "role": "cause", "persistent": None, "check": info.check,
+                          "check_command": info.check_command}
     described = Origin("site", "/srv/site", "0.1.0", 3).describe()
     assert described == "the built site at /srv/site (3 entries)"
 
@@ -172,14 +173,7 @@ def test_one_ctrl_c_reaches_the_command_once_and_is_reported_as_yours(tmp_path: 
     while b"ready" not in out:
         out += os.read(master, 1 << 16)
     os.write(master, b"\x03")   # Ctrl-C typed at the terminal
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
+    out += read_to_end(master)
     assert proc.wait(timeout=60) == 130
     os.close(master)
     assert counter.read_text() == "1"
@@ -203,3 +197,13 @@ def test_a_sigint_sent_to_run_alone_is_forwarded_once(tmp_path: Path):
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and counter.read_text() == "1"
     assert b"interrupted by you (Ctrl-C)" in err
+
+
+def test_each_cause_leads_with_how_to_confirm_it_then_the_fix(tmp_path: Path):
+    log = tmp_path / "train.log"
+    log.write_text(OOM)
+    data = json.loads(run_cli("--root", str(REPO), "diagnose", "--json", str(log)).stdout)
+    first = data["results"][0]
+    assert first["check"] and first["check_command"]   # the entry's confirm step that has a command
+    text = run_cli("--root", str(REPO), "diagnose", str(log)).stdout.decode()
+    assert text.index("Confirm:") < text.index(first["check_command"].splitlines()[0].strip()) < text.index("Then fix:")

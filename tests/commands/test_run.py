@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, needs, tool
+from conftest import REPO, needs, read_to_end, tool
 
 RUNS = REPO / "bench" / "real_logs" / "runs"
 
@@ -95,15 +95,7 @@ def test_under_a_terminal_the_command_gets_one_too():
     proc = subprocess.Popen([sys.executable, "-m", "rootcause", "--root", str(REPO), "run", *child(code)],
                             stdin=slave, stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
-    out = b""
-    while True:
-        try:
-            data = os.read(master, 1 << 16)
-        except OSError:
-            break
-        if not data:
-            break
-        out += data
+    out = read_to_end(master)
     assert proc.wait(timeout=60) == 3
     os.close(master)
     assert out.splitlines()[0] == b"tty"

@@ -80,7 +80,8 @@ def site(project: Path, tmp_path_factory) -> Path:
     data = json.loads(index.read_text(encoding="utf-8"))
     data["signatures"].append(EMOJI_SIGNATURE)
     data["entries"]["emoji-range"] = {"title": "Emoji range", "summary": "An astral class.", "url": "entries/emoji-range/",
-                                      "fix": "Nothing.", "role": "cause", "persistent": None}
+                                      "fix": "Nothing.", "role": "cause", "persistent": None,
+                                      "check": "", "check_command": ""}
     index.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     return out
 

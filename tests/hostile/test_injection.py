@@ -67,7 +67,7 @@ def test_diagnose_prints_no_control_character_from_an_entry_or_a_log(small_proje
     assert "1. Hostile fixture red title with override  (title-escapes; cause; Strong match: the log prints this entry's own error message)" in out
     assert "   Summary that tries to retitle the terminal  and ring  the bell." in out
     assert "[rank 0] rootcause hostile fixture: the terminal must stay clean at step 3 " in out
-    assert "First step: First step  that tries to clear the screen." in out
+    assert "Then fix: First step  that tries to clear the screen." in out
     assert not CONTROL.search(out), repr(out)
     # JSON keeps the text as it is, escaped (ASCII only): a tool gets the data, a terminal no escape
     data = run_cli("--root", str(small_project), "diagnose", "--json", str(log), timeout=TIMEOUT).stdout

@@ -98,7 +98,7 @@ def test_cli_uses_a_built_site_without_the_entries(tmp_path: Path):
 
 def test_text_report_names_entry_lines_and_fix():
     out = run_cli("diagnose", "--top", "1", str(REPRO / "deepspeed-0.17.6.log")).stdout.decode()
-    assert "1. " in out and "First step:" in out and "entries/" in out
+    assert "1. " in out and "Then fix:" in out and "entries/" in out
 
 
 def test_memory_stays_flat_on_a_long_log(tmp_path: Path, scanner, catalog):

@@ -178,7 +178,8 @@ def test_json_report_has_the_documented_fields():
     result = run_cli("diagnose", "--json", str(RUNS / "rank_indexerror.log"))
     data = json.loads(result.stdout)
     assert set(data) == {"lines_scanned", "bytes_scanned", "status", "headline", "results", "first_failure",
-                         "unknown", "possible", "notes", "handled", "consequence_streams", "launcher", "encyclopedia"}
+                         "unknown", "possible", "notes", "handled", "consequence_streams", "launcher", "encyclopedia",
+                         "next_steps", "stopped"}
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for field in data:
         assert f"`{field}`" in readme, f"README's report table does not document {field}"

@@ -500,7 +500,11 @@ def test_diagnose_puts_the_cause_first_and_names_the_first_failing_rank(open_con
     assert first.locator("h2 a").get_attribute("href").endswith("entries/cuda-out-of-memory/")
     assert first.locator("p.rc-finding__meta").inner_text() == ("cause · Likely: a specific message of this entry "
                                                                 "matched · rank 2")
-    assert "[rank 2]" in first.locator("pre").inner_text()
+    assert "[rank 2]" in first.locator("pre.rc-lines").inner_text()
+    # how to confirm the cause on this machine comes before the fix
+    text = first.inner_text()
+    assert "nvidia-smi" in first.locator("pre.rc-check").inner_text()
+    assert text.index("Confirm:") < text.index("Then fix:")
     second = findings.nth(1)
     assert second.locator("h2 a").get_attribute("href").endswith("entries/nccl-watchdog-collective-timeout/")
     assert "consequence of a failure elsewhere" in second.inner_text()

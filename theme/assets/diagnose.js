@@ -182,9 +182,27 @@
       }
       box.appendChild(el("p", null, r.summary));
       box.appendChild(lineBlock(r.lines, r.more_lines));
-      if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "First step: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
+      // how to confirm this cause on the machine comes first, then the fix (as the text report)
+      if (r.check && r.role === "cause") {
+        var check = el("p"); check.appendChild(el("strong", null, "Confirm: ")); check.appendChild(document.createTextNode(r.check));
+        box.appendChild(check);
+        if (r.check_command) { var pre = el("pre", "rc-check"); pre.appendChild(el("code", null, r.check_command)); box.appendChild(pre); }
+      }
+      if (r.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "Then fix: ")); fix.appendChild(document.createTextNode(r.fix)); box.appendChild(fix); }
       out.appendChild(box);
     });
+    if (report.stopped) {
+      // no error line, but the log stops in a start-up phase: the causes of a hang there, never a diagnosis
+      var stop = el("section", "rc-notes");
+      stop.appendChild(el("h2", null, "The log stops during " + report.stopped.title + " (line " + report.stopped.line + ")"));
+      if (report.stopped.entries.length) {
+        var causes = el("ul");
+        report.stopped.entries.forEach(function (hit) { var li = el("li"); li.appendChild(entryLink(hit.title, hit.url)); causes.appendChild(li); });
+        stop.appendChild(el("p", null, "Possible causes of a hang there:"));
+        stop.appendChild(causes);
+      }
+      out.appendChild(stop);
+    }
     if (report.notes.length) {
       var notes = el("section", "rc-notes");
       notes.appendChild(el("h2", null, "Notes: benign warnings, not the failure"));

@@ -293,8 +293,10 @@
 
   function LogModel() {
     this.streams = new Map(); this.failures = []; this.failuresDropped = 0; this.launcher = [];
-    this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set();
+    this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
+    this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
+    this.said = new Map(); this.messageEvents = new Set(); this.backtraceGap = 3;
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
   }
   LogModel.prototype.stream = function (line) {
@@ -320,6 +322,7 @@
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
     if (line.time) state.lastTime = [line.time, number];
+    if (this.messageEvents.has(kind)) this.said.set(line.stream, number);
     if (kind === "traceback") {
       if (!state.chained) { this.groups++; state.group = this.groups; }
       state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
@@ -354,9 +357,14 @@
         this.pendingCpp = null;
       }
     } else if (kind === "cpp-raised") {
-      if (!this.raised) this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
+      // incident.LogModel.feed: a backtrace right below a message is that message's
+      var said = this.said.get(line.stream);
+      if (!this.raised && (said === undefined || number - said > this.backtraceGap)) {
+        this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
+      }
     } else if (kind === "fatal") {
-      this.add(this.failure(number, line, "fatal", "Fatal Python error: " + groups[0].trim()));
+      // incident.LogModel.feed: the line as printed (Python's fatal error, a shell's signal report, glibc's abort)
+      this.add(this.failure(number, line, "fatal", Array.from(line.text.trim()).slice(0, 300).join("")));
     } else if (kind === "signal") {
       var sig = this.failure(number, line, "signal", "Signal " + groups[0] + " (" + groups[1] + ") received by PID " + groups[2]);
       var record = this.record;
@@ -379,6 +387,12 @@
       this.reportField(number, groups);
     } else if (kind === "watchdog") {
       if (!this.watchdog.has(line.stream)) this.watchdog.set(line.stream, { seq: parseInt(groups[0], 10), op: groups[1], line: number });
+    } else if (kind.indexOf("phase:") === 0) {
+      this.lastPhase = [kind.slice(6), number];
+    } else if (kind === "progress") {
+      if (line.rank !== null && this.completed.size < MAX_STREAMS && !this.completed.has(line.rank)) {
+        this.completed.set(line.rank, parseInt(groups[2], 10));
+      }
     } else if (kind === "lagging") {
       var self = this;
       ints(groups[0]).slice(0, MAX_STREAMS).forEach(function (r) { self.lagging.add(r); });
@@ -640,6 +654,17 @@
       var lag = Array.from(model.lagging).sort(function (a, b) { return a - b; });
       return [lag[0], ["the desync report names rank(s) " + lag.join(", ") + " as lagging"]];
     }
+    // incident._silent_suspect: the one rank whose last completed NCCL work is the lowest fell behind
+    if (model.completed.size > 1) {
+      var works = Array.from(model.completed.values());
+      var low = Math.min.apply(null, works), high = Math.max.apply(null, works);
+      var behind = [];
+      model.completed.forEach(function (w, r) { if (w === low) behind.push(r); });
+      if (behind.length === 1) {
+        return [behind[0], ["rank " + behind[0] + "'s last completed NCCL work is " + low + ", the other ranks' up to " +
+                            high + ": it fell behind the others"]];
+      }
+    }
     var waiting = new Set();
     model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
     consequenceRanks.forEach(function (r) { waiting.add(r); });
@@ -810,6 +835,9 @@
     this.decoration = compileDecoration(data.decoration || []);
     this.events = (data.events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
     this.fingerprint = data.fingerprint ? new RegExp(data.fingerprint) : null;
+    this.errorEvents = new Set(data.error_events || []);
+    this.sureCore = data.sure_core || 30;
+    this.frameGap = data.frame_gap || 4;
     var eventAnchors = data.event_anchors || [];
     var anchors = [], byAnchor = [], position = new Map();
     engine();
@@ -817,12 +845,12 @@
       var where = "signature " + (s.index + 1) + " of entry " + s.entry;
       var sig = {
         entry: s.entry, index: s.index, specificity: s.specificity, within: s.within || data.limits.default_within,
-        multiline: s.steps.length > 1,
+        multiline: s.steps.length > 1, core: s.core || "",
         steps: s.steps.map(function (p) { return new SignatureRegex(p[0], where); }),
         unless: (s.unless || []).map(function (p) { return new SignatureRegex(p[0], where + " (unless)"); })
       };
-      s.steps.concat(s.unless || []).forEach(function (p) {
-        var anchor = p[1];
+      // signatures.anchors_of: the steps', the unless patterns' and the core
+      s.steps.concat(s.unless || []).map(function (p) { return p[1]; }).concat(s.core ? [s.core] : []).forEach(function (anchor) {
         if (!position.has(anchor)) { position.set(anchor, anchors.length); anchors.push(anchor); byAnchor.push([]); }
         var bucket = byAnchor[position.get(anchor)];
         if (!bucket.length || bucket[bucket.length - 1] !== sig) bucket.push(sig);
@@ -835,6 +863,9 @@
     this.eventAnchors = eventAnchors;
     this.exceptionAnchors = new Set(data.exception_anchors || []);
     this.exceptionKinds = new Set(data.exception_kinds || []);
+    // incident.MESSAGES, incident.BACKTRACE_GAP: a c10 backtrace this close below a message is its own
+    this.messageEvents = new Set(data.message_events || []);
+    this.backtraceGap = data.message_backtrace_gap || 3;
     var anchorsOf = new Map();
     byAnchor.forEach(function (sigs, id) { sigs.forEach(function (sig) { if (!anchorsOf.has(sig)) anchorsOf.set(sig, []); anchorsOf.get(sig).push(id); }); });
     this.anchorsOf = anchorsOf;
@@ -883,8 +914,9 @@
     var found = [];
     if (!sig.multiline) {
       for (var p = 0; p < numbered.length; p++) {
-        if (sig.steps[0].test(numbered[p][1].text) && !vetoed(sig, numbered, p, p, numbered[p][1].stream)) {
-          found.push({ sig: sig, lines: [numbered[p][0]], stream: numbered[p][1].stream });
+        var text = numbered[p][1].text, whole = sig.steps[0].test(text);
+        if ((whole || (sig.core && text.indexOf(sig.core) >= 0)) && !vetoed(sig, numbered, p, p, numbered[p][1].stream)) {
+          found.push({ sig: sig, lines: [numbered[p][0]], stream: numbered[p][1].stream, byCore: !whole });
           if (firstOnly) break;
         }
       }
@@ -923,9 +955,11 @@
   // a line); `scan.finish(top)` → the report, the same as `matcher.report(wholeText, top)`.
   function Scan(matcher) {
     this.matcher = matcher;
-    this.perSig = new Map(); this.hitLines = new Map(); this.model = new LogModel();
+    this.perSig = new Map(); this.hitLines = new Map(); this.errorLines = new Set(); this.frameAt = new Map(); this.model = new LogModel();
     this.model.fingerprint = matcher.fingerprint;
     this.model.exceptionKinds = matcher.exceptionKinds;
+    this.model.messageEvents = matcher.messageEvents;
+    this.model.backtraceGap = matcher.backtraceGap;
     // saturation (scanner.SATURATION_CHECK): this scan's own prefilter loses dead anchors
     this.check = matcher.limits.saturation_check || 65536;
     this.sat = { saturated: new Set(), dead: new Set(), pending: false, next: this.check, exceptionsDead: false };
@@ -1003,9 +1037,18 @@
       }
     }
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    var isError = false;
     if (m.candidates(physical.join("\n")).event) {
       var event = recognise(line.text, m.events);
-      if (event) this.model.feed(n, line, event[0], event[1]);
+      if (event) {
+        this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
+        if (event[0] === "frame") this.frameAt.set(line.stream, n);
+      }
+    }
+    // scanner._take_line: or the place of a traceback's exception line, its class cut off
+    if (!event) {
+      var frame = this.frameAt.has(line.stream) ? this.frameAt.get(line.stream) : -m.frameGap - 1;
+      isError = n - frame > 0 && n - frame <= m.frameGap;
     }
     if (sigs.length) {
       var kept = false;
@@ -1018,7 +1061,7 @@
         }
       }
       // a line in no bucket can be in no match: keeping it would grow with the log
-      if (kept) this.hitLines.set(n, line);
+      if (kept) { this.hitLines.set(n, line); if (isError) this.errorLines.add(n); }
     }
     if (span === 2) this.skip = true;
   };
@@ -1033,17 +1076,24 @@
     });
   };
 
+  // scanner.core_holds: a match through a core counts when the core is long or its line is an error
+  function coreHolds(match, errorLines, sureCore) {
+    return !match.byCore || match.sig.core.length >= sureCore || errorLines.has(match.lines[0]);
+  }
+
   // The scan as the ranking reads it ({linesScanned, matches, hitLines, matchLines, model}).
   Scan.prototype.result = function () {
     if (this.done) return this.done;
     if (this.partial || this.dropping) { var last = this.partial; this.partial = ""; this.dropping = false; this.complete(last); }
     if (this.pending !== null) { this.take(this.pending, undefined); this.pending = null; }
     var limits = this.matcher.limits, perSig = this.perSig, hitLines = this.hitLines;
+    var errorLines = this.errorLines, sureCore = this.matcher.sureCore;
     var matches = [], kept = new Set(), matchLines = new Map();
     this.matcher.signatures.forEach(function (sig) {
       var numbered = perSig.get(sig);
       if (!numbered) return;
       var all = findMatches(sig, numbered, false);
+      if (sig.core) all = all.filter(function (m) { return coreHolds(m, errorLines, sureCore); });
       if (all.length) {
         if (!matchLines.has(sig.entry)) matchLines.set(sig.entry, []);
         var list = matchLines.get(sig.entry);
@@ -1086,13 +1136,15 @@
     });
     var findings = [];
     byEntry.forEach(function (matches, entry) {
-      var distinct = new Map();
-      matches.forEach(function (m) { distinct.set(m.sig.index, m.sig); });
+      var distinct = new Map(), whole = new Set();
+      matches.forEach(function (m) { distinct.set(m.sig.index, m.sig); if (!m.byCore) whole.add(m.sig.index); });
       var sigs = Array.from(distinct.values());
-      var best = Math.max.apply(null, sigs.map(function (s) { return s.specificity; }));
+      // ranking.findings_of: a signature matched only through its core is evidence of the core's length
+      var best = Math.max.apply(null, sigs.map(function (s) { return whole.has(s.index) ? s.specificity : s.core.length; }));
       var score = best + 10 * (sigs.length - 1);
       var multiline = sigs.some(function (s) { return s.multiline; });
-      var confidence = multiline || best >= 40 || sigs.length > 1 ? "high" : best >= 25 ? "medium" : "low";
+      var confidence = whole.size ? (multiline || best >= 40 || sigs.length > 1 ? "high" : best >= 25 ? "medium" : "low")
+        : (best >= 25 ? "medium" : "low");
       var firstMatch = minBy(matches, function (m) { return [m.lines[0], 0]; });
       var line = scan.hitLines.get(firstMatch.lines[0]);
       findings.push({ entry: entry, score: score, confidence: confidence, matches: matches, first: firstMatch.lines[0],
@@ -1171,7 +1223,8 @@
       role: roleOf(f, infos),
       confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
       ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
-      more_lines: Math.max(0, lines.length - limits.max_lines_shown), fix: info ? info.fix : ""
+      more_lines: Math.max(0, lines.length - limits.max_lines_shown),
+      check: info ? info.check : "", check_command: info ? info.check_command : "", fix: info ? info.fix : ""
     };
   }
 
@@ -1240,20 +1293,33 @@
     return this.reportOf(this.scan(text, progress), top);
   };
 
+  // ranking.stopped_in: where a log with no failure stops, when its last lines are a start-up phase's
+  function stoppedIn(scan, incident, phases, tail, infos) {
+    var last = scan.model ? scan.model.lastPhase : null;
+    if (incident.status !== "none" || !last || scan.linesScanned - last[1] > tail || !phases[last[0]]) return null;
+    var entries = phases[last[0]].entries.filter(function (i) { return infos[i]; })
+      .map(function (i) { return { entry: i, title: infos[i].title, url: infos[i].url }; });
+    return { phase: last[0], title: phases[last[0]].title, line: last[1] + 1, entries: entries };
+  }
+
   Matcher.prototype.reportOf = function (scan, top) {
     var incident = this.rank(scan);
     var infos = this.data.entries, limits = this.limits;
     top = top == null ? 5 : top;
+    var stopped = stoppedIn(scan, incident, this.data.phases || {}, this.data.phase_tail || 10, infos);
     return {
       lines_scanned: scan.linesScanned,
       status: incident.status,
-      headline: headline(incident, infos),
+      headline: headline(incident, infos) + (stopped ? " The log stops during " + stopped.title + " (line " + stopped.line +
+        "): if the job hung there, see the possible causes below." : ""),
+      stopped: stopped,
       results: steady(incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }), incident.status),
       first_failure: incident.first,
       unknown: incident.unknown.slice(0, top).map(failureJson),
       notes: incident.notes.map(function (f) { return entryJson(f, scan, infos, limits); }),
       handled: incident.handled.slice(0, top).map(failureJson),
       consequence_streams: incident.consequenceStreams,
+      next_steps: incident.status === "consequences" ? (this.data.next_steps || []).slice() : [],
       launcher: incident.launcher.slice(0, 32).map(function (r) {
         return { line: r.line + 1, source: r.source, rank: r.rank, local_rank: r.local_rank, host: r.host, exitcode: r.exitcode, time: r.time, root: r.root, message: r.message };
       })

@@ -1,0 +1,121 @@
+"""The mutation check (E056): every example still names its entry when pasted the ways real
+pastes differ from what the software printed.
+
+An example is what a release printed once. People paste it otherwise: behind a launcher's rank
+or host prefix or a timestamp, quoted in an issue (`> `), with Windows line ends, cut after the
+first sentence, behind another exception class or none (an older release, a wrapper that
+re-raises), with its numbers elided. Wrapping is not among them: the scanner joins a message
+wrapped over two physical lines, not the three to six a terminal's wrap makes of a long one
+(bench/README.md counts what a wrap at 60, 80 and 100 columns would fail). Each example of each
+signature is mutated in each of these ways and diagnosed with every entry's signatures, as
+`rootcause diagnose` would: the report must name the same entry first as it does for the example
+itself, and no mutation may name another one. An example whose own report names another entry
+first (a consequence entry's example, which holds its cause's line) is not mutated.
+
+`rootcause check` runs this after the other checks pass (it diagnoses every example a dozen
+times); a failing mutation is an error at the example, saying which mutation and what it named.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from ..errors import Diagnostic
+
+_CLASS = re.compile(r"^((?:[A-Za-z_][\w.]*)?(?:Error|Exception)): ")
+
+
+def _every_line(text: str, change: Callable[[str], str]) -> str:
+    return "\n".join(change(line) for line in text.split("\n"))
+
+
+def _elided(text: str, pattern: str | None) -> str:
+    """The line with the numbers its pattern's number placeholders matched shown as N (the
+    variable parts a person elides; a number written in the pattern is part of the message)."""
+    if pattern is None:
+        return text
+    from ..matching.patterns import PLACEHOLDERS, escape, split_pattern
+
+    numbers = ("int", "float", "hex")
+    regex = "".join(escape(value) if kind == "lit" else
+                    (f"({PLACEHOLDERS[value][0]})" if value in numbers else f"(?:{PLACEHOLDERS[value][0]})")
+                    for kind, value in split_pattern(pattern))
+    found = re.search(regex, text)
+    if found is None:
+        return text
+    for group in range(found.re.groups, 0, -1):
+        start, end = found.span(group)
+        if start >= 0:
+            text = text[:start] + "N" + text[end:]
+    return text
+
+
+def mutations(example: str, line: int, core: str, pattern: str | None = None) -> list[tuple[str, str]]:
+    """(name, mutated example) pairs of an example whose signature matched its line `line`
+    (0-based), with the signature's core ("" for none) and placeholder pattern (None for a regex
+    or a multi-line signature)."""
+    lines = example.split("\n")
+    found = [
+        ("behind a torchrun rank prefix", _every_line(example, lambda l: f"[rank3]: {l}")),
+        ("behind a Slurm task prefix", _every_line(example, lambda l: f"3: {l}")),
+        ("behind a host and local-rank prefix", _every_line(example, lambda l: f"node-7: [default0]:{l}")),
+        ("behind a timestamp", _every_line(example, lambda l: f"2025-03-01 10:00:00,123 {l}")),
+        ("quoted with '> '", _every_line(example, lambda l: f"> {l}")),
+        ("with CRLF line ends", example.replace("\n", "\r\n")),
+    ]
+    target = lines[line] if 0 <= line < len(lines) else ""
+    if core and core in target:
+        cut = target[:target.index(core) + len(core)]
+        if cut != target.rstrip():
+            found.append(("cut after its core", "\n".join(lines[:line] + [cut])))
+    message = target.lstrip()
+    indent = target[:len(target) - len(message)]
+    prefix = _CLASS.match(message)
+    if prefix and core:
+        for name, other in (("behind another exception class", "RuntimeError: "), ("without its exception class", "")):
+            if prefix.group(0) != other:
+                found.append((name, "\n".join(lines[:line] + [indent + other + message[prefix.end():]]
+                                              + lines[line + 1:])))
+    elided = _elided(target, pattern)
+    if elided != target:
+        found.append(("with its numbers elided", "\n".join(lines[:line] + [elided] + lines[line + 1:])))
+    return found
+
+
+def mutation_problems(catalog) -> list[Diagnostic]:
+    """E056 for every mutated example that the diagnosis names differently from the example."""
+    from ..matching.ranking import rank, report_json
+    from ..matching.rows import EntryInfo
+    from ..matching.scanner import Scanner
+
+    scanner = Scanner(catalog.signatures())
+    infos = {entry_id: EntryInfo.of_entry(loaded.entry) for entry_id, loaded in catalog.matchable().items()}
+    consequences = catalog.consequences()
+
+    def first(text: str) -> str | None:
+        report = report_json(rank(scanner.scan_text(text), consequences, infos), infos, 1)
+        return report["results"][0]["entry"] if report["results"] and report["status"] != "none" else None
+
+    problems = []
+    for entry_id, loaded in sorted(catalog.matchable().items()):
+        if loaded.entry.role == "warning":
+            continue   # a benign warning is a note, never the first result
+        for i, (spec, compiled) in enumerate(zip(loaded.entry.signatures, loaded.signatures)):
+            for j, example in enumerate(spec.example_logs):
+                if first(example) != entry_id:
+                    continue
+                marks = compiled.marks.get(example) or ()
+                line = marks[-1][0] if marks else -1
+                for name, mutated in mutations(example, line, compiled.core, spec.pattern):
+                    named = first(mutated)
+                    if named != entry_id:
+                        at, col = loaded.located.where(("signatures", i, "examples", j))
+                        what = f"names '{named}' first" if named else "names no entry"
+                        problems.append(Diagnostic(
+                            loaded.path, at, col, "E056",
+                            f"example {j + 1} of signature {i + 1}, {name}, {what} instead of this entry",
+                            "make the pattern hold what this failure always prints (its core: `core:`), or "
+                            "narrow the other entry's pattern if it named that one"))
+                        break   # one line per example: its first failing mutation
+    return problems

@@ -1,0 +1,79 @@
+"""The browser's matcher is the command line's, function by function: every function of the
+matching modules that decides what a report says has its twin in theme/assets/matcher.js (the
+same name in camelCase, or the one named here), or is named here as Python's alone, with why.
+A new matching function without a twin fails this test before it can make the two sides differ."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from conftest import REPO
+
+MODULES = ("logline", "events", "signatures", "incident", "ranking", "scanner", "rows")
+#: Python's name → its twin's, where the twin is named otherwise
+RENAMED = {"report_json": "reportOf", "_role": "roleOf", "_lines_of": "entryJson", "_signal": "feed",
+           "fingerprints": "oddCollective", "_take_line": "take", "_match": "result", "_scan_block": "scan",
+           "first_line": "findingsOf"}
+#: what only the Python side has, and why the browser needs no twin of it
+PYTHON_ONLY = {
+    "rules_for_javascript": "writes the rules the browser receives as data",
+    "marked_lines": "marks an example on the entry's page at build time",
+    "anchors_of": "the browser collects the same anchors where it reads a signature",
+    "compile_signature": "compiles an entry's signature; the browser reads compiled ones",
+    "parse_text": "numbers an example's lines for the checks",
+    "multiline": "a property the browser stores when it reads a signature",
+    "specificity": "shipped in signatures.json",
+    "step_regexes": "compiled RE2 programs; the browser compiles RE2JS ones (SignatureRegex)",
+    "unless_regexes": "compiled RE2 programs; the browser compiles RE2JS ones (SignatureRegex)",
+    "release": "frees compiled programs in a large catalog",
+    "as_json": "writes the record the browser reads",
+    "key": "a sort key inside build_incident",
+    "anchor_piece": "RE2's alternation of anchors; the browser uses an Aho-Corasick automaton",
+    "prefilter_regex": "RE2's alternation of anchors; the browser uses an Aho-Corasick automaton",
+    "_texts": "checks the shape of a signatures.json from anywhere",
+    "index_problem": "checks the shape of a signatures.json from anywhere",
+    "open_log": "opens files and gzip streams; the browser's worker reads File slices",
+    "span": "RE2's prefilter search",
+    "index": "the prefilter's shard index",
+    "signatures": "a property of the signature table",
+    "from_site": "reads a built site from disk",
+    "_compile": "compiles RE2 programs",
+    "_prefilter": "RE2's prefilter",
+    "scan_paths": "reads files", "scan_text": "reads a string", "scan_stream": "reads a binary stream",
+    "_line_info": "memoised parse of a candidate line (the browser parses in take)",
+    "read": "reads chunks of a stream",
+    "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",
+    "_scan_stream": "reads a stream in chunks",
+    "_number": "checks a row's numbers", "row_problem": "checks a row from anywhere",
+    "of_entry": "makes a row at build time", "from_row": "reads a row (the browser reads the mapping itself)",
+    "row": "writes a row at build time",
+}
+
+
+def camel(name: str) -> str:
+    parts = name.strip("_").split("_")
+    return parts[0] + "".join(part.title() for part in parts[1:])
+
+
+def test_every_matching_function_has_its_twin_in_the_browser_or_says_why_not():
+    js = (REPO / "theme" / "assets" / "matcher.js").read_text(encoding="utf-8")
+    twins = {a or b for a, b in re.findall(r"function ([A-Za-z]+)|prototype\.([A-Za-z]+) = function", js)}
+    missing = []
+    for module in MODULES:
+        tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef) or node.name == "__init__" or node.name in PYTHON_ONLY:
+                continue
+            if RENAMED.get(node.name, camel(node.name)) not in twins:
+                missing.append(f"{module}.{node.name}")
+    assert not missing, f"no twin in matcher.js, and not listed as Python's alone: {missing}"
+
+
+def test_the_lists_name_only_what_exists():
+    """A function renamed or removed takes its line here with it."""
+    names = set()
+    for module in MODULES:
+        tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
+        names |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    assert not (set(PYTHON_ONLY) | set(RENAMED)) - names
