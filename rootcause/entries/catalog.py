@@ -642,9 +642,10 @@ def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
         for sig in loaded.signatures:
             if sig.core:
                 cores.setdefault(sig.core, []).append((entry_id, sig.index))
+    holders = _holders(list(cores))
     problems = []
     for core, owners in sorted(cores.items()):
-        others = [(o, i) for c, held in cores.items() if c != core and core in c for o, i in held]
+        others = [(o, i) for c in holders.get(core, ()) for o, i in cores[c]]
         for entry_id, index in owners:
             clash = sorted({o for o, _ in owners + others if o != entry_id})
             if not clash:
@@ -663,6 +664,26 @@ def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
                                                      "another entry's signature holds too, not listed",
                                                      "declare their cores (core: ...), or core: '' for none")]
     return problems
+
+
+def _holders(cores: list[str]) -> dict[str, set[str]]:
+    """core → the other cores that hold it as a substring: one Aho-Corasick pass over each core
+    (pyahocorasick), in the total length of the cores. Testing every pair (`a in b`) took 100 s
+    of CPU at 10,000 entries (20,000 cores)."""
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for core in cores:
+        automaton.add_word(core, core)
+    held: dict[str, set[str]] = {}
+    if not cores:
+        return held
+    automaton.make_automaton()
+    for holder in cores:
+        for _end, core in automaton.iter(holder):
+            if core != holder:
+                held.setdefault(core, set()).add(holder)
+    return held
 
 
 MAX_E036 = 200   # E036 lines in all; each names a signature and a healthy log once
