@@ -24,10 +24,18 @@ T = TypeVar("T")
 class Alongside(Generic[T]):
     """`work()` started in a forked child now; `result()` waits for its answer. The child runs
     nothing but `work` and ends without the interpreter's teardown (`os._exit`), so it flushes no
-    buffer of this process and runs none of its exit handlers."""
+    buffer of this process and runs none of its exit handlers.
 
-    def __init__(self, work: Callable[[], T]):
+    `then`: more work the child does after it has answered (the answer is read as soon as it is
+    whole); `wait()` waits for it to end. `failed`: what `result()` gives when the child fails,
+    instead of doing the work here (where there is no `fork`, the work is always done here).
+    """
+
+    def __init__(self, work: Callable[[], T], then: Callable[[], object] | None = None,
+                 failed: Callable[[], T] | None = None):
         self._work = work
+        self._then = then
+        self._failed = failed
         self._pid: int | None = None
         self._read = -1
         self._done = False
@@ -52,7 +60,10 @@ class Alongside(Generic[T]):
                 view = memoryview(data)
                 while view:
                     view = view[os.write(write, view):]
+                os.close(write)   # the answer is whole: the parent reads it now
                 code = 0
+                if then is not None:
+                    then()
             except BaseException:   # noqa: BLE001 (any failure: the parent does the work itself)
                 pass
             finally:
@@ -68,21 +79,32 @@ class Alongside(Generic[T]):
         answer: T
         if self._pid is None:
             answer = self._work()
+            if self._then is not None:
+                self._then()
         else:
             chunks = []
             try:
                 while chunk := os.read(self._read, 1 << 16):
                     chunks.append(chunk)
             finally:
-                status = self._reap()
+                os.close(self._read)
+                self._read = -1
+                status = 0 if self._then is not None else self._reap()
             try:
                 if status != 0:
                     raise ValueError("the child failed")
                 answer = pickle.loads(b"".join(chunks))
             except Exception:   # noqa: BLE001 (failed or cut short: done here instead)
-                answer = self._work()
+                if self._then is not None:
+                    self.wait()
+                answer = self._failed() if self._failed is not None else self._work()
         self._done, self._answer = True, answer
         return answer
+
+    def wait(self) -> None:
+        """Wait for the child to end (its `then` done)."""
+        if self._pid is not None:
+            self._reap()
 
     def close(self) -> None:
         """Reap the child without waiting for its answer to be wanted (an error ended the work
@@ -94,7 +116,9 @@ class Alongside(Generic[T]):
         self.close()
 
     def _reap(self) -> int:
-        os.close(self._read)
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
         try:
             status = os.waitpid(self._pid, 0)[1]  # type: ignore[arg-type]  # reaped only with a child
         except ChildProcessError:
