@@ -226,8 +226,9 @@ class Signature(Strict):
                                           {"code": "E030", "hint": "remove it, or make the signature single-line"})
             from ..matching.patterns import core_problem, literal_pieces
 
-            problem = core_problem(self.core, literal_pieces(self.pattern if self.pattern is not None else self.regex,
-                                                             self.pattern is None))
+            source = self.pattern if self.pattern is not None else self.regex
+            assert source is not None   # `_one_form`: a signature without `lines` has one of the two
+            problem = core_problem(self.core, literal_pieces(source, self.pattern is None))
             if problem:
                 raise PydanticCustomError("core", "{problem}", {"problem": problem, "code": "E030",
                                           "hint": "copy a span of the pattern's own text between its placeholders"})
