@@ -22,9 +22,9 @@ The package map. Top-level modules, by what they are:
 - Contributor inputs: `files` (reading untrusted files), `located_yaml` (YAML with positions),
   `validation` (pydantic errors as positioned diagnostics), `config` (`site.yml`), `inputs` (the
   input files, their stat keys and hashes: freshness).
-- Build runtime: `cache` (the store: records by key, outside the project), `collector` (garbage
-  collector and malloc housekeeping), `forked` (work in a forked child), `timings`
-  (`build --timings`).
+- Build runtime: `cache` (the store: records by key, outside the project), `memo` (the server's
+  last build's results, in memory), `collector` (garbage collector and malloc housekeeping),
+  `forked` (work in a forked child), `timings` (`build --timings`).
 - Service: `encyclopedia` (the diagnosis service: a bundled, project or built-site encyclopedia
   → reports; above the site subpackage, below the commands).
 - Faces: `api` (the library), `__main__`.

@@ -236,27 +236,45 @@ def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> 
     """The sections of an index (all but `inputs`), from a site's signatures.json and its search files."""
     data = jsonbytes.loads(signature_file)
     rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
-    return _sections(search_files, data["signatures"], rows, data["consequences"])
+    from ..matching.anchors import SignatureTable
+
+    return _sections(search_files, SignatureTable.records(data["signatures"]), rows, data["consequences"])
 
 
 def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[str, tuple[bytes, bytes | None]],
-                            consequences: dict) -> dict[str, bytes]:
+                            consequences: dict, table: tuple[dict, bytes] | None = None) -> dict[str, bytes]:
     """`index_sections` of the signatures.json that `search.assemble_signature_file` makes of
     these parts, without parsing that file whole: each entry's signatures are parsed, recorded
     and dropped in turn (at 10,000 entries the parsed file is about 100 MB), and its row is
-    the part as it is (the same JSON text)."""
+    the part as it is (the same JSON text). `table`: `table_of_parts` of these parts, if made."""
     ids = sorted(parts)
-    signatures = (signature for entry_id in ids if parts[entry_id][0]
-                  for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
     rows = {entry_id: row for entry_id in ids if (row := parts[entry_id][1]) is not None}
-    return _sections(search_files, signatures, rows, consequences)
+    return _sections(search_files, table or table_of_parts(parts), rows, consequences)
 
 
-def _sections(search_files: Mapping[str, bytes], signatures, rows: dict[str, bytes], consequences: dict
-              ) -> dict[str, bytes]:
+def table_of_parts(parts: Mapping[str, tuple[bytes, bytes | None]], kept=None) -> tuple[dict, bytes]:
+    """The signature table and records (`SignatureTable.records`) of the entries' parts of
+    signatures.json. `kept` (`serve`'s `memo.Kept`): kept by a hash of the signatures' parts
+    (an edit of an entry's prose leaves them as they were)."""
     from ..matching.anchors import SignatureTable
 
-    table_data, records = SignatureTable.records(signatures)
+    ids = sorted(parts)
+
+    def make() -> tuple[dict, bytes]:
+        return SignatureTable.records(signature for entry_id in ids if parts[entry_id][0]
+                                      for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
+
+    if kept is None:
+        return make()
+    key = hashlib.sha256()
+    for entry_id in ids:
+        key.update(parts[entry_id][0] + b"\n")
+    return kept.memoised("diagnose-table", key.hexdigest(), make)
+
+
+def _sections(search_files: Mapping[str, bytes], table: tuple[dict, bytes], rows: dict[str, bytes],
+              consequences: dict) -> dict[str, bytes]:
+    table_data, records = table
     count = bucket_count(len(rows))
     entries, entry_index = bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
     search, search_index = bucketed(dict(search_files), count, b"")

@@ -13,6 +13,7 @@ A query fetches the manifest, one shard per query token and the doc shards of th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -153,28 +154,108 @@ def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str], ba
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
 
 
-def build_search_files(catalog: Catalog, release: bool = False) -> dict[str, bytes]:
+#: entries per part of the index that `serve` memoises apart: an edit regroups the terms of its
+#: part, and scores again the two-character groups whose postings changed
+PART = 256
+
+
+def search_row(loaded) -> tuple[tuple, list]:
+    """An entry's place in the index's numbering (`search_key`) and its row in a doc shard."""
+    e = loaded.entry
+    return search_key(loaded), doc_row(e.id, e.title, plain(e.summary), e.severity, e.category)
+
+
+def build_search_files(catalog: Catalog, release: bool = False, kept=None,
+                       digests: dict[str, str] | None = None) -> dict[str, bytes]:
     """{relative path: bytes} of every search file; shard names carry a content hash. `release`:
-    the entries' own weights are not needed afterwards (`term_weights`)."""
-    entries = sorted(catalog.entries.values(), key=search_key)
-    n = len(entries)
-    grouped = term_weights(entries, release)
+    the entries' own weights are not needed afterwards (`term_weights`). `kept` (`serve`'s
+    `memo.Kept`): each entry's row and terms, each part of the numbering's grouped terms and
+    each group's shards are memoised there. `digests` gets the `write.file_digest` of the files
+    whose hash is known already."""
+    from ..memo import per_entry
+
+    rows = {entry_id: per_entry(kept, "search-row", loaded, search_row) for entry_id, loaded in catalog.entries.items()}
+    order = sorted(rows, key=lambda entry_id: rows[entry_id][0])
+    n = len(order)
+    if kept is not None and all(loaded.source_key for loaded in catalog.entries.values()):
+        shards = _memoised_shards(kept, catalog, order)
+    else:
+        grouped = term_weights([catalog.entries[entry_id] for entry_id in order], release)
+        shards = {key: _named(term_shards(grouped[key], key, n)) for key in grouped}
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
-    for key in sorted(grouped):
-        for shard, data in sorted(term_shards(grouped[key], key, n).items()):
-            name = shard_path(shard, data)
+    for key in sorted(shards):
+        for shard, (data, name, digest) in sorted(shards[key].items()):
             files[name] = data
             shard_names[shard] = name[len("search/"):]
+            if digests is not None:
+                digests[name] = digest
     doc_shards = []
     for start in range(0, n, DOCS_PER_SHARD):
-        rows = [doc_row(l.entry.id, l.entry.title, plain(l.entry.summary), l.entry.severity, l.entry.category)
-                for l in entries[start:start + DOCS_PER_SHARD]]
-        name, data = doc_shard(start // DOCS_PER_SHARD, rows)
+        name, data = doc_shard(start // DOCS_PER_SHARD, [rows[entry_id][1] for entry_id in order[start:start + DOCS_PER_SHARD]])
         files[name] = data
         doc_shards.append(name[len("search/"):])
     files[MANIFEST] = manifest_file(n, shard_names, doc_shards, catalog.config.base_url)
     return files
+
+
+def _named(shards: dict[str, bytes]) -> dict[str, tuple[bytes, str, str]]:
+    """Each shard's bytes with its path (`shard_path`) and `write.file_digest`, from one hash."""
+    named = {}
+    for shard, data in shards.items():
+        digest = hashlib.sha256(data).hexdigest()
+        named[shard] = (data, f"search/t/{shard}.{digest[:10]}.json", digest[:32])
+    return named
+
+
+def _memoised_shards(kept, catalog: Catalog, order: list[str]) -> dict[str, dict[str, tuple[bytes, str, str]]]:
+    """`term_shards` of every two-character group, memoised: the numbering is cut into parts of
+    PART entries, each part's terms grouped (`term_weights`) and kept as `marshal` bytes by the
+    entries' record keys; a group's shards are kept by the hashes of its parts' postings. An
+    edit of one entry groups one part again and scores the groups whose postings it changed."""
+    import marshal
+
+    from ..entries.catalog import weights_record
+    from ..memo import per_entry
+
+    n = len(order)
+    parts: list[dict[str, tuple[bytes, bytes]]] = []
+    for start in range(0, n, PART):
+        ids = order[start:start + PART]
+        key = hashlib.sha256(repr((start, [catalog.entries[i].source_key for i in ids])).encode()).hexdigest()
+
+        def group(start=start, ids=ids) -> dict[str, tuple[bytes, bytes]]:
+            weights = {start + k: marshal.loads(per_entry(kept, "weights", catalog.entries[entry_id], weights_record))
+                       for k, entry_id in enumerate(ids)}
+            grouped: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+            for number, own in weights.items():
+                for token, weight in own.items():
+                    grouped[token[:2]][token][number] = weight
+            out = {}
+            for g, tokens_ in grouped.items():
+                body = marshal.dumps({token: dict(docs) for token, docs in tokens_.items()})
+                out[g] = (hashlib.blake2b(body, digest_size=16).digest(), body)
+            return out
+
+        parts.append(kept.memoised("search-part", key, group))
+        kept.touch("weights", [catalog.entries[i].source_key for i in ids])   # for the next time this part changes
+    holders: dict[str, list[int]] = defaultdict(list)
+    for p, part in enumerate(parts):
+        for g in part:
+            holders[g].append(p)
+    shards = {}
+    for g, held in holders.items():
+        key = hashlib.sha256(f"{n}\0{g}\0{held}\0".encode() + b"".join([parts[p][g][0] for p in held])).hexdigest()
+
+        def score(g=g, held=held) -> dict[str, tuple[bytes, str, str]]:
+            merged: dict[str, dict[int, float]] = {}
+            for p in held:
+                for token, docs in marshal.loads(parts[p][g][1]).items():
+                    merged.setdefault(token, {}).update(docs)
+            return _named(term_shards(merged, g, n))
+
+        shards[g] = kept.memoised("search-group", key, score)
+    return shards
 
 
 def signature_parts(loaded) -> tuple[bytes, bytes | None]:
@@ -201,6 +282,12 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     """signatures.json's members besides the entries and their signatures, as JSON text. Keys are
     written sorted and `consequences_in` reads the file's head: a new key must sort after
     "decoration", so that "consequences" stays first and "decoration" second."""
+    return {**_rules_top(), "consequences": _dump(consequences)}
+
+
+@functools.cache
+def _rules_top() -> dict[str, bytes]:
+    """`_signature_top` but the consequences: the code's own rules, dumped once per process."""
     top = {
         "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
@@ -216,7 +303,6 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,
         "frame_gap": FRAME_GAP,
-        "consequences": consequences,
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
@@ -225,19 +311,15 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     return {key: _dump(value) for key, value in top.items()}
 
 
-def _entry_item(entry_id: str, row: bytes) -> bytes:
-    return b'"' + entry_id.encode() + b'":' + row   # ids are kebab-case: nothing to escape
-
-
 def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
     """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
     from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
     once (each entry's parts are made once, where the entry is checked)."""
     ids = sorted(parts)
     values = _signature_top(consequences)
-    values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
-    rows = {i: row for i in ids if (row := parts[i][1]) is not None}
-    values["entries"] = b"{" + b",".join(_entry_item(i, row) for i, row in rows.items()) + b"}"
+    values["signatures"] = b"[" + b",".join([signed for i in ids if (signed := parts[i][0])]) + b"]"
+    values["entries"] = b"{" + b",".join([b'"' + i.encode() + b'":' + row for i in ids
+                                          if (row := parts[i][1]) is not None]) + b"}"   # ids are kebab-case
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
 
 

@@ -142,8 +142,27 @@ def test_a_changed_relation_reaches_the_linked_page(project: Path):
     assert files_of(project / "site") == site_files(project)
 
 
+def _serve_build(project: Path, kept):
+    """A build as `serve` makes it: in a forked child, over the results of the last one kept in
+    memory (`memo.Kept`), the output written in place; the diagnosis index stored after it."""
+    from rootcause.commands import serve
+
+    outcome, result = serve._build_apart(project, None, False, kept)
+    while serve._last:
+        serve._last.pop().wait()
+    if outcome == "failed":
+        raise RootcauseError(result)
+    assert outcome == "built", result
+    return result
+
+
+@pytest.mark.parametrize("how", ["build", "serve"])
 @pytest.mark.parametrize("seed, page_size", [(seed, None) for seed in SEEDS] + [(SEEDS[-1] + 100, 10)])
-def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, page_size: int | None):
+def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, page_size: int | None, how: str):
+    """`build`: each build a fresh process's, over the store's records; `serve`: each build over
+    the last one's results in memory, writing in place."""
+    from rootcause.memo import Kept
+
     if page_size:   # lists cut into pages of 10: edits of tags and severities move cards between pages
         with open(project / "site.yml", "a", encoding="utf-8") as stream:
             stream.write(f"page_size: {page_size}\n")
@@ -152,7 +171,9 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, pag
     paths = sorted((project / "entries").glob("*.yaml"))
     ids = [p.stem for p in paths]
     logs = example_lines(paths)
-    build(project, progress=False)
+    kept = Kept()
+    rebuild = (lambda: build(project, progress=False)) if how == "build" else (lambda: _serve_build(project, kept))
+    rebuild()
     rejected = 0
     for step in range(STEPS):
         chosen = rng.sample(paths, rng.randint(1, 3))
@@ -161,7 +182,7 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, pag
             edit = rng.choice(EDITS)
             path.write_text(edit(path.read_text(encoding="utf-8"), rng, vocab, ids, logs), encoding="utf-8")
         try:
-            result = build(project, progress=False)
+            result = rebuild()
         except RootcauseError as error:
             with pytest.raises(RootcauseError) as cold:
                 site_files(project)
@@ -171,7 +192,45 @@ def test_random_edits_build_what_a_cold_build_does(project: Path, seed: int, pag
                 path.write_text(text, encoding="utf-8")
             continue
         assert result.checked <= len(chosen) and result.rendered < result.pages
+        if how == "serve":   # written in place: only what changed
+            assert result.written < result.files / 4
         cold = site_files(project)
         assert files_of(project / "site") == cold, f"step {step}: {[p.name for p in chosen]}"
         _index_as_cold(project, cold)
     assert rejected < STEPS
+
+
+def test_serve_builds_follow_entries_added_removed_and_site_yml(project: Path):
+    """`serve`'s builds over kept results, written in place: an entry removed (its page and its
+    folder go), put back, a copy of one under another name (a collision: rejected, the site
+    left as it was), site.yml changed; each time the site a cold build makes."""
+    from rootcause.memo import Kept
+
+    kept = Kept()
+    _serve_build(project, kept)
+    paths = sorted((project / "entries").glob("*.yaml"))
+    linked = {line.split(": ", 1)[1].strip() for p in paths for line in p.read_text(encoding="utf-8").splitlines()
+              if line.startswith("  - id: ")}
+    loose = next(p for p in reversed(paths) if p.stem not in linked)
+    text = loose.read_text(encoding="utf-8")
+    loose.unlink()
+    _serve_build(project, kept)
+    assert not (project / "site" / "entries" / loose.stem).exists()
+    assert files_of(project / "site") == site_files(project)
+    loose.write_text(text, encoding="utf-8")
+    result = _serve_build(project, kept)
+    assert result.checked <= 1 and files_of(project / "site") == site_files(project)   # (its record is in the store)
+    before = files_of(project / "site")
+    copy = project / "entries" / f"{loose.stem}-again.yaml"
+    copy.write_text(text.replace(f"id: {loose.stem}\n", f"id: {loose.stem}-again\n", 1), encoding="utf-8")
+    with pytest.raises(RootcauseError) as caught:
+        _serve_build(project, kept)
+    with pytest.raises(RootcauseError) as cold:
+        site_files(project)
+    assert str(caught.value) == str(cold.value) and "E035" in str(caught.value)
+    assert files_of(project / "site") == before
+    copy.unlink()
+    with open(project / "site.yml", "a", encoding="utf-8") as stream:
+        stream.write("page_size: 10\n")
+    result = _serve_build(project, kept)
+    assert result.written > 0 and files_of(project / "site") == site_files(project)
