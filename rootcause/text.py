@@ -165,13 +165,13 @@ DECORATION_RULES: list[tuple[str, str, str]] = [   # (name, regex, replacement),
 ]
 _DECORATION = [(re.compile(regex), replacement) for _, regex, replacement in DECORATION_RULES]
 #: a cheap test per rule before its regex runs: most lines have no decoration at all
-_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"))
+DECORATION_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"))
 _TRAILING = " \t\f\v"
 
 
 def undecorate(line: str) -> str:
     """A log line without the decoration listed above (see the comment before DECORATION_RULES)."""
-    for (regex, replacement), marks in zip(_DECORATION, _NEEDS):
+    for (regex, replacement), marks in zip(_DECORATION, DECORATION_NEEDS):
         if any(mark in line for mark in marks):  # noqa: SIM110 - a cheap test before the regex
             line = regex.sub(replacement, line)
     return line.rstrip(_TRAILING)

@@ -157,10 +157,12 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
 
 
 def _kept_position(path: tuple) -> bool:
-    """Positions that cross-entry checks report: the id, related ids, signatures and their examples."""
+    """Positions that cross-entry checks report: the id, related ids, signatures, their examples and
+    the functions of their raising frames."""
     head = path[:1]
     return (head in (("id",), ("related",)) or
-            (head == ("signatures",) and (len(path) == 2 or (len(path) == 4 and path[2] in ("examples", "counter_examples")))))
+            (head == ("signatures",) and (len(path) == 2 or (len(path) == 4 and path[2] in ("examples", "counter_examples"))
+                                          or (len(path) == 5 and path[2] == "frames" and path[4] == "function"))))
 
 
 def _check_examples(shown: str, located: Located, i: int, signature: Signature,
@@ -261,7 +263,9 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
                 steps=tuple(_compiled(step, source) for step, source in zip(steps, sources)),
                 unless=tuple(_compiled(step, m.pattern if m.pattern is not None else m.regex)
                              for step, m in zip(unless, sig.unless)),
-                marks=_marks(record["marks"][i], sig.example_logs), core=core))
+                marks=_marks(record["marks"][i], sig.example_logs), core=core,
+                frames=tuple((frame.file, frame.function) for frame in sig.frames),
+                raises=sig.raises() if sig.frames else ""))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"not an entry record: {exc}") from None
     return LoadedEntry(entry, path, located, signatures, weights), problems
@@ -449,6 +453,7 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
     collisions = _collisions(catalog)
     problems.extend(collisions)
     problems.extend(_shared_cores(catalog, MAX_E035 - len(collisions)))
+    problems.extend(frame_problems(catalog))
     problems.extend(_healthy_matches(catalog, healthy_logs))
     problems.extend(near_duplicates(catalog))
     return problems
@@ -662,6 +667,57 @@ def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
                                                      f"… and {len(problems) - room + 1} more signatures whose core "
                                                      "another entry's signature holds too, not listed",
                                                      "declare their cores (core: ...), or core: '' for none")]
+    return problems
+
+
+def _frames_above(example: str, line: int) -> list[tuple[str, str]]:
+    """The (file, function) of the traceback frame nearest above line `line` of an example (the
+    frame that raised the exception printed there), or none."""
+    from ..matching.events import recognise
+    from ..matching.logline import parse_line
+
+    lines = example.split("\n")[:max(line, 0)]
+    for raw in reversed(lines):
+        event = recognise(parse_line(raw).text)
+        if event is not None and event[0] == "frame":
+            return [(event[1][0].replace("\\", "/"), event[1][2])]
+    return []
+
+
+def frame_problems(catalog: Catalog) -> list[Diagnostic]:
+    """E057: a declared raising frame is a fact an example shows (the frame right above the
+    signature's line in one of its examples), and names one failure: no two entries declare it."""
+    from ..matching.signatures import marked_lines
+
+    owners: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}   # frame → entry → where it declares it
+    problems = []
+    for entry_id, loaded in sorted(catalog.entries.items()):
+        for i, (spec, compiled) in enumerate(zip(loaded.entry.signatures, loaded.signatures)):
+            shown: set[tuple[str, str]] = set()
+            for example in spec.example_logs:
+                marks = compiled.marks.get(example) or marked_lines(compiled, example)
+                for mark in marks:
+                    shown.update(_frames_above(example, mark[0]))
+            for j, frame in enumerate(spec.frames):
+                where = loaded.located.where(("signatures", i, "frames", j, "function"))
+                owners.setdefault((frame.file, frame.function), {}).setdefault(entry_id, where)
+                if not any(name == frame.function and (path == frame.file or path.endswith("/" + frame.file))
+                           for path, name in shown):
+                    problems.append(Diagnostic(
+                        loaded.path, *where, "E057",
+                        f"no example of signature {i + 1} shows the frame '{frame.function}' in '{frame.file}' "
+                        "right above its line",
+                        "add an example traceback (with its origin) whose last frame is this one, or correct "
+                        "the file and function from the source that raises the error"))
+    for (file, function), entries in sorted(owners.items()):
+        if len(entries) > 1:
+            for entry_id, where in sorted(entries.items()):
+                others = ", ".join(repr(e) for e in sorted(set(entries) - {entry_id}))
+                problems.append(Diagnostic(
+                    catalog.entries[entry_id].path, *where, "E057",
+                    f"the raising frame '{function}' in '{file}' is declared by {others} too: a traceback cut "
+                    "there would name either",
+                    "keep the frame on the entry whose error that frame raises, and remove it from the other"))
     return problems
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .shared import SHARED
+
 #: literals that the prefilter looks for so that event lines reach `recognise`
 ANCHORS: tuple[str, ...] = (
     "Traceback (most recent call last)",
@@ -37,6 +39,7 @@ ANCHORS: tuple[str, ...] = (
     "│ ~",
     "The above exception was the direct cause",
     "During handling of the above exception",
+    "raise ",
     "Error",
     "Exception",
     "KeyboardInterrupt",
@@ -77,11 +80,12 @@ ANCHORS: tuple[str, ...] = (
 #: it keeps, it ignores these and the scanner stops looking for them (see scanner.SATURATION_CHECK)
 EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', "File ~", "File /", "\u2502 /",
                                "\u2502 ~", "The above exception was the direct cause",
-                               "During handling of the above exception", "Error", "Exception", "KeyboardInterrupt",
+                               "During handling of the above exception", "raise ", "Error", "Exception",
+                               "KeyboardInterrupt",
                                "SystemExit", "terminate called after throwing",
                                "terminate called without an active exception", "what():", "Fatal Python error",
                                " ERROR ", "[ERROR]"))
-EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
+EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "raise", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
                              "cpp-raised", "fatal",
                              "log-error"})
 
@@ -98,6 +102,9 @@ RULES: list[tuple[str, str]] = [
     ("frame", r"^((?:~|/)[^ ]{0,1000}\.py):([0-9]{1,9}) in ([^ ]{1,200})$"),
     ("chain", r"^[ \t]*(?:The above exception was the direct cause of the following exception|"
               r"During handling of the above exception, another exception occurred):"),
+    # a frame's source line that is a `raise` statement: that frame raised the exception (not a
+    # call whose deeper frames an excerpt cut away)
+    ("raise", r"^[ \t]*raise [A-Za-z_]"),
     # `...Error: msg`, and the classes that are a whole name: `KeyboardInterrupt`, `SystemExit: 1`,
     # `Exception: msg` (bare, or behind a module path)
     ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
@@ -192,12 +199,9 @@ def rules_for_javascript() -> list[list[str]]:
 # `2023-07-25 00:38:11,500`, ISO and Slurm `2024-01-01T10:00:00.123`, torchrun's report
 # `2026-11-30_01:22:09`. The year is dropped because glog has none (a log spanning New Year
 # orders wrongly: rare, and said here).
-TIME_RULES: list[tuple[str, str]] = [
-    ("ymd", r"^[0-9]{4}-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]{1,9}))?"),
-    ("glog", r"^[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"),
-]
+TIME_RULES: list[tuple[str, str]] = [(name, regex) for name, regex in SHARED["time_rules"]]
 _TIME = [re.compile(regex) for _, regex in TIME_RULES]
-_DAYS_BEFORE = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+_DAYS_BEFORE = tuple(SHARED["days_before"])
 
 
 def time_key(stamp: str | None) -> float | None:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 NAME = "diagnose-index"
 KIND = "rootcause diagnose index"
-FORMAT = 7
+FORMAT = 8
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 

@@ -72,7 +72,7 @@ from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, VOLATILE_TEMPLATE, code_store,
                      page_key, render_stamp)
 from .write import file_digest, open_state, update_in_place, write_manifest
 
-FORMAT = 4
+FORMAT = 5
 MAX_SITE_FILE = 1 << 30
 #: more changed entries than this: the full build (with the build cache) is about as quick
 MAX_CHANGED = 16

@@ -380,7 +380,8 @@ def synthetic_data(site: Path) -> dict:
             sig = Signature.model_validate({**spec, "examples": [{"log": "-", "assembled": "x.py"}], "source": "-"})
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
-            "decoration": built["decoration"], "events": built["events"], "event_anchors": built["event_anchors"],
+            "decoration": built["decoration"], "decoration_needs": built["decoration_needs"], "shared": built["shared"],
+            "events": built["events"], "event_anchors": built["event_anchors"],
             "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,
