@@ -51,6 +51,7 @@ ANCHORS: tuple[str, ...] = (
     "Fatal Python error",
     "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
     "Illegal instruction", "illegal hardware instruction", "Floating point exception",
+    "NCCL failure ", "CUDA failure ", "Cuda failure ",
     "(): ", "double free or corruption", "corrupted size vs", "corrupted double-linked list",
     "(exitcode: ",
     "exits with return code",
@@ -128,6 +129,10 @@ RULES: list[tuple[str, str]] = [
     ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
               r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
               r"(?: in fastbins)?|corrupted double-linked list)$"),
+    # the status checks of NCCL's and CUDA's own tests and examples (nccl-tests' NCCLCHECK/CUDACHECK),
+    # which print the failed call's result and exit: `node1: Test NCCL failure common.cu:958 'unhandled
+    # system error'`, `CUDA failure test.cu:20 'peer mapping resources exhausted'`
+    ("fatal", r"(?:^|: )((?:Test )?(?:NCCL|CUDA|Cuda) failure [^ ']{1,300}:[0-9]{1,9} '[^'\n]{1,300}')"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
     ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
     ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): ([^\n]{1,300})$"),
@@ -137,7 +142,8 @@ RULES: list[tuple[str, str]] = [
     ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
     # a logging record at error level: its timestamp dates the traceback it introduces
     ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
-    ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    # (an excerpt may cut the line before its timeout)
+    ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})(?:[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\))?"),
     # where a job is in its start-up: a log that stops right after one of these, with no error,
     # stops in that phase (`ranking.PHASES`)
     ("phase:nccl-init", r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|comm 0x|Channel [0-9]{1,3}/|"

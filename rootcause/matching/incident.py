@@ -115,7 +115,7 @@ class LogModel:
         self.failures: list[Failure] = []
         self.failures_dropped = 0
         self.launcher: list[LauncherFailure] = []
-        self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
+        self.watchdog: dict[str, dict] = {}        # stream → {seq, op, line}
         self.completed: dict[int, int] = {}         # rank → its last completed NCCL work, as its watchdog says
         self.last_phase: tuple[str, int] | None = None   # the last start-up phase a line showed, and that line
         self.lagging: set[int] = set()
@@ -127,6 +127,7 @@ class LogModel:
         self._pending_cpp: Failure | None = None
         self._raised: Failure | None = None   # the first c10 backtrace header: an error, if nothing else is
         self._said: dict[str, int] = {}       # stream → the line of its last message (its backtrace follows it)
+        self._said_last = -1                  # the last message's line, any stream's
         self._groups = 0
         self._finished = False
 
@@ -162,6 +163,7 @@ class LogModel:
             state.last_time = (line.time, number)
         if kind in MESSAGES:
             self._said[line.stream] = number
+            self._said_last = number
         if kind == "traceback":
             if not state.chained:
                 self._groups += 1
@@ -205,7 +207,9 @@ class LogModel:
         elif kind == "cpp-raised":
             # one error, one event: the backtrace right below a message (a watchdog's timeout, an
             # exception, `what():`) is that message's, not an error whose message is missing
-            said = self._said.get(line.stream)
+            # (an unprefixed backtrace, as c10 prints it to a launcher's stderr, may follow any
+            # process's message)
+            said = self._said.get(line.stream) if line.stream else (self._said_last if self._said_last >= 0 else None)
             if self._raised is None and (said is None or number - said > BACKTRACE_GAP):
                 self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
         elif kind == "fatal":
@@ -222,8 +226,7 @@ class LogModel:
         elif kind == "report-field":
             self._report_field(number, groups)
         elif kind == "watchdog":
-            self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
-                                                   "timeout_ms": int(groups[2]), "line": number})
+            self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1], "line": number})
         elif kind.startswith("phase:"):
             self.last_phase = (kind[len("phase:"):], number)
         elif kind == "progress":

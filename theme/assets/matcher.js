@@ -305,7 +305,7 @@
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
     this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
-    this.said = new Map(); this.messageEvents = new Set(); this.backtraceGap = 3;
+    this.said = new Map(); this.saidLast = -1; this.messageEvents = new Set(); this.backtraceGap = 3;
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null; this.finished = false;
   }
   LogModel.prototype.stream = function (line) {
@@ -332,7 +332,7 @@
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
     if (line.time) state.lastTime = [line.time, number];
-    if (this.messageEvents.has(kind)) this.said.set(line.stream, number);
+    if (this.messageEvents.has(kind)) { this.said.set(line.stream, number); this.saidLast = number; }
     if (kind === "traceback") {
       if (!state.chained) { this.groups++; state.group = this.groups; }
       state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
@@ -373,7 +373,8 @@
       }
     } else if (kind === "cpp-raised") {
       // incident.LogModel.feed: a backtrace right below a message is that message's
-      var said = this.said.get(line.stream);
+      // an unprefixed backtrace may follow any process's message
+      var said = line.stream ? this.said.get(line.stream) : (this.saidLast >= 0 ? this.saidLast : undefined);
       if (!this.raised && (said === undefined || number - said > this.backtraceGap)) {
         this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
       }
