@@ -4,7 +4,9 @@
 Each case is `NAME.log` (verbatim, from a public issue thread, or made by a real multi-rank CPU
 run whose script decides which rank fails first) and `NAME.yaml` (`source`, `label`: the entry
 that explains the first failure, `none` when no entry describes it, `healthy` when the job did not
-fail; `also`: other correct answers; `first_rank` where known from the script).
+fail; `also`: other correct answers; `first_rank` where known from the script; `relabelled`:
+when an entry written after sampling explains the thread's failure, the date and why the label
+or `also` changed — from the thread or the run, never from what the diagnosis answered).
 
 For the command line's matcher (`rootcause.matching` + the search index, as `rootcause diagnose`),
 for the browser's matcher (theme/assets/matcher.js in Node, on the built site's signatures.json)
