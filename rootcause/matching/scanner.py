@@ -16,6 +16,7 @@ block is read changes the cost, never the lines found.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import re
@@ -115,6 +116,8 @@ def open_log(path: str | Path) -> BinaryIO:
     """A binary stream of a plain or gzip-compressed log ('-' is standard input)."""
     import sys
 
+    if str(path) == "-" and sys.stdin is None:   # started with standard input closed (`<&-`)
+        raise OSError(errno.EBADF, "standard input is closed; pass the log as a file, or pipe it in")
     raw: BinaryIO = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
     peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if peek == b"\x1f\x8b":
