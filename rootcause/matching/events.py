@@ -121,13 +121,15 @@ RULES: list[tuple[str, str]] = [
     # a process ended by a signal, in the words of the shell that started it: bash's
     # `train.sh: line 2: 29959 Segmentation fault      python3 train.py` (or, interactive, just
     # `Segmentation fault (core dumped)`), zsh's `[1]    4242 segmentation fault (core dumped)  python ...`
-    ("fatal", r"(?:^|: line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
+    # (a script's name ending in a digit, `train2.sh: line 2: ...`, is read as a host prefix: the
+    # rest of bash's report still starts with `line N:`)
+    ("fatal", r"(?:^|(?:^|: )line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
               r"(Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception|"
               r"segmentation fault|bus error|abort|killed|illegal hardware instruction)"
               r"(?: {1,20}\(core dumped\))?(?: {2,}[^\n]{0,500}| {0,20})$"),
     # glibc's heap checks (malloc/malloc.c, malloc_printerr), printed just before it aborts
     ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
-              r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
+              r"[a-z][a-z0-9 ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
               r"(?: in fastbins)?|corrupted double-linked list)$"),
     # the status checks of NCCL's and CUDA's own tests and examples (nccl-tests' NCCLCHECK/CUDACHECK),
     # which print the failed call's result and exit: `node1: Test NCCL failure common.cu:958 'unhandled
