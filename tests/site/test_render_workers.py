@@ -149,7 +149,11 @@ def test_workers_forked_before_the_catalog_render_from_records_and_fall_back_her
     by = {text.split(" ", 1)[1]: pid for pid, text in events if text.startswith("render ")}
     workers = set(by.values()) - {str(parent)}
     assert workers and all([pid for pid, text in events if text == "renderer"].count(w) == 1 for w in workers)
-    assert sum(pid in workers for pid in by.values()) == 112   # 6 chunks of the 173 entry pages left (5 of 20, 1 of 13), less 1
+    entry_pages = [path for path in by if path.startswith("entries/") and path.count("/") == 2]
+    by_workers = sum(by[path] in workers for path in entry_pages)
+    # the workers take most chunks of entry pages (the build's own process renders the first ones
+    # while they start), all but the page whose record they cannot read
+    assert len(entry_pages) // 2 < by_workers < len(entry_pages), (by_workers, len(entry_pages))
     assert by["entries/nccl-watchdog-collective-timeout/index.html"] == str(parent)   # fell back here
     assert all(by[path] == str(parent) for path in by if not path.startswith("entries/"))
     assert files_of(project / "site") == site_files(project)
