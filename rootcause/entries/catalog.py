@@ -40,6 +40,7 @@ from ..validation import validate
 from ..text import markdown_images
 from .schema import Entry, Signature, prose_fields
 from .claims import check_claims
+from .placeholders import placeholder_problems
 from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
@@ -145,6 +146,7 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
                                        "the site loads nothing from elsewhere and holds no pictures: "
                                        "describe it in words, or link to it with [text](address)"))
     problems.extend(check_claims(entry, located, shown))
+    problems.extend(placeholder_problems(entry, located, shown))
     signatures = [compile_signature(entry.id, i, sig, cores=entry.role != "warning")
                   for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
@@ -553,8 +555,13 @@ def related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
 MAX_E035_PER_PAIR = 3
 MAX_E035 = 200
 E035_COUNT_BUDGET = 200_000
-E035_HINT = ("make one of the two patterns more specific, or declare the relation in 'related' "
-             "(caused-by, causes or often-confused-with)")
+#: The hint asks for a distinct pattern, not for a relation: a relation declared to silence a
+#: copied pattern leaves the copy matching every log of the other failure (ranked next to it).
+#: A relation is for an example that also holds the other failure's own line (a wrapper, a
+#: consequence printed after it), which E035 then allows.
+E035_HINT = ("remove the copied pattern, or make it distinctive: keep the wording only this failure prints "
+             "(its own message, the frame or the value that tells it apart); do not declare a relation just to "
+             "silence this: 'related' is for an example that also shows the other failure's own line")
 
 
 def _collisions(catalog: Catalog) -> list[Diagnostic]:
