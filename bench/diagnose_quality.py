@@ -4,7 +4,9 @@
 Each case is `NAME.log` (verbatim, from a public issue thread, or made by a real multi-rank CPU
 run whose script decides which rank fails first) and `NAME.yaml` (`source`, `label`: the entry
 that explains the first failure, `none` when no entry describes it, `healthy` when the job did not
-fail; `also`: other correct answers; `first_rank` where known from the script).
+fail; `also`: other correct answers; `first_rank` where known from the script; `relabelled`:
+when an entry written after sampling explains the thread's failure, the date and why the label
+or `also` changed — from the thread or the run, never from what the diagnosis answered).
 
 For the command line's matcher (`rootcause.matching` + the search index, as `rootcause diagnose`),
 for the browser's matcher (theme/assets/matcher.js in Node, on the built site's signatures.json)
@@ -16,6 +18,8 @@ entry cites ("seen"):
   when the log shows only consequences, its first result) is the labelled entry;
 - "unknown" right on uncovered failures (label `none`): the report says the first failure is
   an error no entry explains (BM25 cannot abstain: always wrong here);
+- on the same uncovered failures, "no wrong": no entry named (unknown, or "no failure found" where
+  the excerpt shows no error: many a thread's excerpt holds only progress lines or metrics);
 - abstention on healthy logs: no failure reported (BM25: never);
 - first failing rank on the multi-rank runs that know it.
 
@@ -198,6 +202,8 @@ def score(cases: list[dict], answers: list[tuple[list[str], int | None]], can_ab
             "top3": _rate(sum(any(ok(c, e) for e in a[0][:3]) for c, a in covered), len(covered)),
             "uncovered": len(none),
             "unknown_right": _rate(sum(a[0][0] == "none" for c, a in none), len(none)) if can_abstain else 0.0,
+            # no wrong entry named: "unknown", or "no failure found" where the excerpt shows no error
+            "no_wrong": _rate(sum(a[0][0] in ("none", "healthy") for c, a in none), len(none)) if can_abstain else 0.0,
             "healthy": len(healthy),
             "abstained": _rate(sum(a[0][0] == "healthy" for c, a in healthy), len(healthy)) if can_abstain else 0.0,
             "healthy_failed": sum(a[0][0] != "healthy" for c, a in healthy) if can_abstain else len(healthy),
@@ -319,14 +325,16 @@ def main(argv: list[str] | None = None) -> int:
     counts = results[cli.name]["all"]
     print(f"{len(cases)} real logs: {counts['covered']} covered failures, {counts['uncovered']} uncovered, "
           f"{counts['healthy']} healthy; {counts['ranked']} multi-rank runs with a known first rank")
-    header = f"{'':<20} {'part':<7} {'top-1':>6} {'top-3':>6} {'unknown ok':>10} {'healthy ok':>10} {'healthy→fail':>12} {'first rank':>10}"
+    header = (f"{'':<20} {'part':<7} {'top-1':>6} {'top-3':>6} {'unknown ok':>10} {'no wrong':>8} {'healthy ok':>10} "
+              f"{'healthy→fail':>12} {'first rank':>10}")
     print(header)
     for name, per_part in results.items():
         for part in PARTS:
             r = per_part[part]
             cell = lambda value, n: "n/a" if value is None or not n else f"{value:.1f}"  # noqa: E731
             print(f"{name:<20} {part:<7} {cell(r['top1'], r['covered']):>6} {cell(r['top3'], r['covered']):>6} "
-                  f"{cell(r['unknown_right'], r['uncovered']):>10} {cell(r['abstained'], r['healthy']):>10} "
+                  f"{cell(r['unknown_right'], r['uncovered']):>10} {cell(r['no_wrong'], r['uncovered']):>8} "
+                  f"{cell(r['abstained'], r['healthy']):>10} "
                   f"{r['healthy_failed']:>12} {cell(r['first_rank'], r['ranked']):>10}")
     sealed, base = results[cli.name]["sealed"], results[bm25.name]["sealed"]
     print(f"sealed half, top-1 over covered failures: CLI {sealed['top1']:.1f} vs BM25 {base['top1']:.1f} "

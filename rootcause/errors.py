@@ -66,6 +66,8 @@ CODES: dict[str, str] = {
     "E054": "an alias is empty, too long, more than one line, without a searchable word, or a repeat",
     "E055": "the alert rule `export` writes for an entry matches a healthy log or another entry's example",
     "E056": "an example pasted otherwise (prefixed, quoted, cut after its core, re-classed, numbers elided) names another entry or none",
+    "E057": "a declared raising frame is shown by no example of its signature, or is declared by two entries",
+    "E058": "a field still holds the TODO placeholder that `rootcause new` wrote",
 }
 
 

@@ -56,14 +56,15 @@ _CODE: list[str] = []
 
 
 def code_files() -> list[str]:
-    """The package's Python source, relative to it: the version of the code, as far as a cache
-    is concerned (listed once per process)."""
+    """The package's Python source and the matching rules it reads as data (`shared.json`),
+    relative to it: the version of the code, as far as a cache is concerned (listed once per
+    process)."""
     if not _CODE or _CODE[0] != str(PACKAGE):
         found = []
         for folder, subfolders, files in os.walk(PACKAGE):
             subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
             found += [os.path.relpath(os.path.join(folder, name), PACKAGE).replace(os.sep, "/")
-                      for name in sorted(files) if name.endswith(".py")]
+                      for name in sorted(files) if name.endswith(".py") or name == "shared.json"]
         _CODE[:] = [str(PACKAGE), *found]
     return _CODE[1:]
 

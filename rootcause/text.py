@@ -155,6 +155,8 @@ def _plain_prose(text: str) -> str:
 #   redraw themselves with `\r`; the message after it is kept);
 # - a Markdown quote `> ` (or `>> `) at the start, as when a log is quoted in an issue;
 # - the frame of a `rich` panel or traceback box (`│ ... │`, `┃`, `║`) around the text;
+# - a tqdm progress bar at the start (`  2%|██▏  | 13/620 [01:17<58:26,  5.78s/it]`): a bar is
+#   drawn without a newline, so the next record a process prints is glued behind it;
 # - trailing white space.
 # Messages wrapped onto several lines are joined by the scanner, not here (see matching.scanner).
 DECORATION_RULES: list[tuple[str, str, str]] = [   # (name, regex, replacement), applied in order
@@ -162,16 +164,17 @@ DECORATION_RULES: list[tuple[str, str, str]] = [   # (name, regex, replacement),
     ("carriage-return", r"\r|\^M", " "),
     ("quote", r"^(?:> ?){1,8}(?=\S|$)", ""),
     ("box", r"^[ \t]*[│┃║](?: |$)|[ \t]*[│┃║][ \t]*$", ""),
+    ("progress", r"^[^|\n]{0,80}?[0-9]{1,3}%\|[^|\n]{0,200}\|[^\[\n|]{0,40}\[[^\]\n]{0,200}\][ \t]*", ""),
 ]
 _DECORATION = [(re.compile(regex), replacement) for _, regex, replacement in DECORATION_RULES]
 #: a cheap test per rule before its regex runs: most lines have no decoration at all
-_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"))
+DECORATION_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"), ("%|",))
 _TRAILING = " \t\f\v"
 
 
 def undecorate(line: str) -> str:
     """A log line without the decoration listed above (see the comment before DECORATION_RULES)."""
-    for (regex, replacement), marks in zip(_DECORATION, _NEEDS):
+    for (regex, replacement), marks in zip(_DECORATION, DECORATION_NEEDS):
         if any(mark in line for mark in marks):  # noqa: SIM110 - a cheap test before the regex
             line = regex.sub(replacement, line)
     return line.rstrip(_TRAILING)

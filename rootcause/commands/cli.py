@@ -95,6 +95,8 @@ def exit_with(code: int) -> None:
     line's own entry points call this; `main` returns normally to a caller in the same process.
     """
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:   # started with it closed (`>&-`)
+            continue
         try:
             stream.flush()
         except (BrokenPipeError, ValueError):   # the reader went away, or the stream was closed
@@ -105,7 +107,12 @@ def exit_with(code: int) -> None:
 
 
 def run_command() -> None:
-    """The `rootcause` command: `main`, then `exit_with` its exit code."""
+    """The `rootcause` command: `main`, then `exit_with` its exit code. Started with its output
+    closed (`>&-`), it writes to nowhere rather than failing: the exit status still answers."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - for the process's life
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
     exit_with(main(ending=True))
 
 

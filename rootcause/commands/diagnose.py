@@ -15,6 +15,7 @@ entry explains; 2 usage or input error.
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from ..text import printable
@@ -68,11 +69,15 @@ def run(args) -> int:
         data = encyclopedia.diagnose_paths(logs, args.top)
     except DiagnosisError as error:
         return fail("diagnose", error)
-    if args.json:
-        json.dump(data, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        print_text(data, encyclopedia.base_url)
+    try:
+        if args.json:
+            json.dump(data, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print_text(data, encyclopedia.base_url)
+        sys.stdout.flush()
+    except BrokenPipeError:   # the reader went away (`| head`): the answer, and its status, stand
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return exit_status(data)
 
 
@@ -90,16 +95,29 @@ def _who(line: dict) -> str:
 ROLE_LABEL = {"cause": "cause", "consequence": "consequence of a failure elsewhere", "warning": "warning"}
 
 
-def print_text(data: dict, base: str, file=None) -> None:
+def _console_class():
     from rich.console import Console
+
+    class PipeConsole(Console):
+        """rich ends the process with status 1 when its reader goes away; the caller decides."""
+
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return PipeConsole
+
+
+def print_text(data: dict, base: str, file=None) -> None:
     from rich.markup import escape as markup_escape
+
+    _Console = _console_class()
 
     def escape(text: str) -> str:
         """Entry text and log lines, for the terminal: no escape sequence, no control character,
         no bidi override (rich passes them through), and no rich markup."""
         return markup_escape(printable(text, one_line=True))
 
-    console = Console(highlight=False, soft_wrap=True, emoji=False, file=file)
+    console = _Console(highlight=False, soft_wrap=True, emoji=False, file=file)
     scanned = f"{data['lines_scanned']:,} line{'s' if data['lines_scanned'] != 1 else ''}"
     console.print(f"[bold]{escape(data['headline'])}[/bold]")
     first = data["first_failure"]

@@ -42,6 +42,7 @@ from ..validation import validate
 from ..text import markdown_images
 from .schema import Entry, Signature, prose_fields
 from .claims import check_claims
+from .placeholders import placeholder_problems
 from .terms import entry_weights
 
 ENTRY_GLOB = "*.yaml"
@@ -159,6 +160,7 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
                                        "the site loads nothing from elsewhere and holds no pictures: "
                                        "describe it in words, or link to it with [text](address)"))
     problems.extend(check_claims(entry, located, shown))
+    problems.extend(placeholder_problems(entry, located, shown))
     signatures = [compile_signature(entry.id, i, sig, cores=entry.role != "warning")
                   for i, sig in enumerate(entry.signatures)]
     for i, (signature, compiled) in enumerate(zip(entry.signatures, signatures)):
@@ -171,10 +173,12 @@ def _check_entry(path: Path, shown: str, located: Located, config: SiteConfig) -
 
 
 def _kept_position(path: tuple) -> bool:
-    """Positions that cross-entry checks report: the id, related ids, signatures and their examples."""
+    """Positions that cross-entry checks report: the id, related ids, signatures, their examples and
+    the functions of their raising frames."""
     head = path[:1]
     return (head in (("id",), ("related",)) or
-            (head == ("signatures",) and (len(path) == 2 or (len(path) == 4 and path[2] in ("examples", "counter_examples")))))
+            (head == ("signatures",) and (len(path) == 2 or (len(path) == 4 and path[2] in ("examples", "counter_examples"))
+                                          or (len(path) == 5 and path[2] == "frames" and path[4] == "function"))))
 
 
 def _check_examples(shown: str, located: Located, i: int, signature: Signature,
@@ -275,7 +279,9 @@ def from_record(body: bytes, config: SiteConfig) -> tuple[LoadedEntry | None, li
                 steps=tuple(_compiled(step, source) for step, source in zip(steps, sources)),
                 unless=tuple(_compiled(step, m.pattern if m.pattern is not None else m.regex)
                              for step, m in zip(unless, sig.unless)),
-                marks=_marks(record["marks"][i], sig.example_logs), core=core))
+                marks=_marks(record["marks"][i], sig.example_logs), core=core,
+                frames=tuple((frame.file, frame.function) for frame in sig.frames),
+                raises=sig.raises() if sig.frames else ""))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, ValidationError) as exc:
         raise ValueError(f"not an entry record: {exc}") from None
     return LoadedEntry(entry, path, located, signatures, weights), problems
@@ -605,7 +611,7 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path], kept: Kept | None = 
                 close = difflib.get_close_matches(target, list(entries), n=1, cutoff=0.6)
                 hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
                 problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{target}' does not exist", hint))
-    problems.extend(placed(catalog, _memoised_check(kept, "E035", catalog, "collide", _collide_digest, b"",
+    problems.extend(placed(catalog, _memoised_check(kept, "examples", catalog, "collide", _collide_digest, b"",
                                                    lambda: _example_findings(catalog))))
     logs = b"".join(f"{log.name}\0{file_hash(log)}\n".encode("utf-8", "surrogateescape") for log in healthy_logs)
     found, unlisted = _memoised_check(kept, "E036", catalog, "signed", _signed_digest, logs,
@@ -638,8 +644,9 @@ def _memoised_check(kept: Kept | None, name: str, catalog: Catalog, table: str, 
 
 
 def _collide_digest(loaded) -> str:
-    """What the example checks (E035) read of an entry: its id and path, its compiled signatures
-    (steps, exclusions, window, core), its examples and the relations that allow a shared line."""
+    """What the example checks (E035, E057) read of an entry: its id and path, its compiled
+    signatures (steps, exclusions, window, core, raising frames), its examples and the relations
+    that allow a shared line."""
     overlap = sorted((rel.id, rel.relation) for rel in loaded.entry.related if rel.relation in OVERLAP_RELATIONS)
     text = repr((loaded.entry.id, loaded.path, [repr(sig) for sig in loaded.signatures],
                  [list(spec.example_logs) for spec in loaded.entry.signatures], overlap))
@@ -653,8 +660,10 @@ def _signed_digest(loaded) -> str:
 
 
 def _example_findings(catalog: Catalog) -> list[Finding]:
+    """What the signatures and examples of every entry say together: collisions and shared
+    cores (E035), raising frames not shown or declared twice (E057)."""
     collisions = _collisions(catalog)
-    return collisions + _shared_cores(catalog, MAX_E035 - len(collisions))
+    return collisions + _shared_cores(catalog, MAX_E035 - len(collisions)) + _frame_findings(catalog)
 
 
 #: cosine similarity of two entries' search terms (tf-idf) above which they may be one failure
@@ -760,8 +769,13 @@ def related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
 MAX_E035_PER_PAIR = 3
 MAX_E035 = 200
 E035_COUNT_BUDGET = 200_000
-E035_HINT = ("make one of the two patterns more specific, or declare the relation in 'related' "
-             "(caused-by, causes or often-confused-with)")
+#: The hint asks for a distinct pattern, not for a relation: a relation declared to silence a
+#: copied pattern leaves the copy matching every log of the other failure (ranked next to it).
+#: A relation is for an example that also holds the other failure's own line (a wrapper, a
+#: consequence printed after it), which E035 then allows.
+E035_HINT = ("remove the copied pattern, or make it distinctive: keep the wording only this failure prints "
+             "(its own message, the frame or the value that tells it apart); do not declare a relation just to "
+             "silence this: 'related' is for an example that also shows the other failure's own line")
 
 
 def _collisions(catalog: Catalog) -> list[Finding]:
@@ -891,6 +905,57 @@ def _holders(cores: list[str]) -> dict[str, set[str]]:
             if core != holder:
                 held.setdefault(core, set()).add(holder)
     return held
+
+
+def _frames_above(example: str, line: int) -> list[tuple[str, str]]:
+    """The (file, function) of the traceback frame nearest above line `line` of an example (the
+    frame that raised the exception printed there), or none."""
+    from ..matching.events import recognise
+    from ..matching.logline import parse_line
+
+    lines = example.split("\n")[:max(line, 0)]
+    for raw in reversed(lines):
+        event = recognise(parse_line(raw).text)
+        if event is not None and event[0] == "frame":
+            return [(event[1][0].replace("\\", "/"), event[1][2])]
+    return []
+
+
+def _frame_findings(catalog: Catalog) -> list[Finding]:
+    """E057: a declared raising frame is a fact an example shows (the frame right above the
+    signature's line in one of its examples), and names one failure: no two entries declare it."""
+    from ..matching.signatures import marked_lines
+
+    owners: dict[tuple[str, str], dict[str, tuple]] = {}   # frame → entry → where it declares it
+    problems: list[Finding] = []
+    for entry_id, loaded in sorted(catalog.entries.items()):
+        for i, (spec, compiled) in enumerate(zip(loaded.entry.signatures, loaded.signatures)):
+            shown: set[tuple[str, str]] = set()
+            for example in spec.example_logs:
+                marks = compiled.marks.get(example) or marked_lines(compiled, example)
+                for mark in marks:
+                    shown.update(_frames_above(example, mark[0]))
+            for j, frame in enumerate(spec.frames):
+                where = ("signatures", i, "frames", j, "function")
+                owners.setdefault((frame.file, frame.function), {}).setdefault(entry_id, where)
+                if not any(name == frame.function and (path == frame.file or path.endswith("/" + frame.file))
+                           for path, name in shown):
+                    problems.append((
+                        entry_id, where, "E057",
+                        f"no example of signature {i + 1} shows the frame '{frame.function}' in '{frame.file}' "
+                        "right above its line",
+                        "add an example traceback (with its origin) whose last frame is this one, or correct "
+                        "the file and function from the source that raises the error"))
+    for (file, function), entries in sorted(owners.items()):
+        if len(entries) > 1:
+            for entry_id, where in sorted(entries.items()):
+                others = ", ".join(repr(e) for e in sorted(set(entries) - {entry_id}))
+                problems.append((
+                    entry_id, where, "E057",
+                    f"the raising frame '{function}' in '{file}' is declared by {others} too: a traceback cut "
+                    "there would name either",
+                    "keep the frame on the entry whose error that frame raises, and remove it from the other"))
+    return problems
 
 
 MAX_E036 = 200   # E036 lines in all; each names a signature and a healthy log once

@@ -4,7 +4,8 @@ pastes differ from what the software printed.
 An example is what a release printed once. People paste it otherwise: behind a launcher's rank
 or host prefix or a timestamp, quoted in an issue (`> `), with Windows line ends, cut after the
 first sentence, behind another exception class or none (an older release, a wrapper that
-re-raises), with its numbers elided. Wrapping is not among them: the scanner joins a message
+re-raises), with its numbers elided, and, for a signature that declares its raising frames, cut
+just before its exception line. Wrapping is not among them: the scanner joins a message
 wrapped over two physical lines, not the three to six a terminal's wrap makes of a long one
 (bench/README.md counts what a wrap at 60, 80 and 100 columns would fail). Each example of each
 signature is mutated in each of these ways and diagnosed with every entry's signatures, as
@@ -51,10 +52,12 @@ def _elided(text: str, pattern: str | None) -> str:
     return text
 
 
-def mutations(example: str, line: int, core: str, pattern: str | None = None) -> list[tuple[str, str]]:
+def mutations(example: str, line: int, core: str, pattern: str | None = None,
+              frames: bool = False) -> list[tuple[str, str]]:
     """(name, mutated example) pairs of an example whose signature matched its line `line`
     (0-based), with the signature's core ("" for none) and placeholder pattern (None for a regex
-    or a multi-line signature)."""
+    or a multi-line signature); `frames`: the signature declares raising frames, so the example
+    cut just before its exception line must still name it."""
     lines = example.split("\n")
     found = [
         ("behind a torchrun rank prefix", _every_line(example, lambda l: f"[rank3]: {l}")),
@@ -77,6 +80,8 @@ def mutations(example: str, line: int, core: str, pattern: str | None = None) ->
             if prefix.group(0) != other:
                 found.append((name, "\n".join(lines[:line] + [indent + other + message[prefix.end():]]
                                               + lines[line + 1:])))
+    if frames and line > 0:
+        found.append(("cut before its exception line", "\n".join(lines[:line])))
     elided = _elided(target, pattern)
     if elided != target:
         found.append(("with its numbers elided", "\n".join(lines[:line] + [elided] + lines[line + 1:])))
@@ -107,7 +112,7 @@ def mutation_problems(catalog) -> list[Diagnostic]:
                     continue
                 marks = compiled.marks.get(example) or ()
                 line = marks[-1][0] if marks else -1
-                for name, mutated in mutations(example, line, compiled.core, spec.pattern):
+                for name, mutated in mutations(example, line, compiled.core, spec.pattern, bool(spec.frames)):
                     named = first(mutated)
                     if named != entry_id:
                         at, col = loaded.located.where(("signatures", i, "examples", j))

@@ -170,6 +170,19 @@ class LogExample(Strict):
 LogExampleItem = Annotated[LogExample, BeforeValidator(_example_from_text)]
 
 
+class Frame(Strict):
+    """The frame that raises a signature's exception: a traceback cut before its message line is
+    still this failure when it stops in this frame."""
+
+    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}(/[A-Za-z0-9_.\-]{1,100}){1,12}\.py$",
+                      description="The raising file's path from its package folder, e.g. "
+                      "`torch/amp/grad_scaler.py`: a frame matches when its file ends with it.")
+    function: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$",
+                          description="The function that raises, as a traceback's `in ...` names it.")
+    releases: Text = Field(description="The releases in which this file and function raise the exception, "
+                           "from upstream source (e.g. 'torch 2.3 and later; torch/cuda/amp/ before').")
+
+
 class Signature(Strict):
     """A searchable error text with the real log lines it must match.
 
@@ -197,6 +210,12 @@ class Signature(Strict):
                                    "filter sees one line at a time, and a multi-line signature means its lines "
                                    "together. Checked: it must match no healthy log and no other entry's example "
                                    "(E055).")
+    frames: list[Frame] = Field(default_factory=list, max_length=8, description="Single-line signature only: the "
+                                "frames that raise its exception. A Python traceback whose exception line is not in "
+                                "the log (an excerpt cut short), or whose message is cut before the pattern can "
+                                "match, is this failure when its last frame is one of these; the exception class, "
+                                "when the line shows one, must be the pattern's. Checked: an example shows each frame "
+                                "right above the signature's line (E057), and no other entry names it (E057).")
     unless: list[Matcher] = Field(default_factory=list, description="Patterns that veto a match when they appear "
                                   "within the window around it.")
     examples: list[LogExampleItem] = Field(min_length=1, description="Log excerpts (as printed, with traceback "
@@ -246,6 +265,21 @@ class Signature(Strict):
         from ..matching.patterns import derive_core, literal_pieces
 
         return derive_core(literal_pieces(self.pattern, False), self.counter_examples)
+
+    @model_validator(mode="after")
+    def _frames_need_a_single_line(self) -> "Signature":
+        if self.frames and self.lines is not None:
+            raise PydanticCustomError("frames", "'frames' is for a single-line signature",
+                                      {"code": "E030", "hint": "give the frames to the signature of the exception "
+                                       "line they raise"})
+        return self
+
+    def raises(self) -> str:
+        """The exception class the pattern begins with ("" for none): what a frame match requires
+        of an exception line the log does show."""
+        text = self.pattern if self.pattern is not None else ""
+        found = re.match(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*([A-Za-z_][A-Za-z0-9_]*(?:Error|Exception)): ", text)
+        return found.group(1) if found else ""
 
     @model_validator(mode="after")
     def _alert_line_is_a_line(self) -> "Signature":

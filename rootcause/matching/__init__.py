@@ -4,7 +4,8 @@ Modules: `patterns` (placeholders → portable regexes), `logline` (launcher pre
 (what a failure leaves in a log), `signatures` (what "a signature matches" means), `anchors`
 (signatures by their literal anchors), `scanner` (streaming logs), `incident` (the log model and
 the first failure), `ranking` (findings and the report), `rows` (an entry's row in a
-compiled index, read by name), `propose` (a signature from a log line).
+compiled index, read by name), `shared` (the rules both matchers read, from `shared.json`),
+`propose` (a signature from a log line).
 
 The lowest layer above the base modules: it may import `rootcause.errors` and `rootcause.text`,
 never `rootcause.entries`, `rootcause.site` or `rootcause.commands`, so that a built site's

@@ -33,7 +33,7 @@ from .signatures import CompiledSignature, anchors_of
 PREFIX = 8                    # characters of an anchor used to look it up in a line
 _SEPARATORS = re.compile(r"[ \t]+")
 _SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
-FORMAT = 2   # 2: a signature record may hold its core
+FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames
 
 
 class CorruptIndex(ValueError):
@@ -47,7 +47,9 @@ def signature_from_json(data: dict) -> CompiledSignature:
     unless = tuple(Compiled(source=regex, regex=regex, anchor=anchor, literal_chars=0)
                    for regex, anchor in data.get("unless", []))
     sig = CompiledSignature(entry_id=data["entry"], index=data["index"], steps=steps, unless=unless,
-                            within=data.get("within", 40), core=data.get("core", ""))
+                            within=data.get("within", 40), core=data.get("core", ""),
+                            frames=tuple((file, function) for file, function in data.get("frames", [])),
+                            raises=data.get("raises", ""))
     object.__setattr__(sig, "_specificity", data["specificity"])
     return sig
 
@@ -76,6 +78,8 @@ def signature_problem(sig, where: str = "the signature") -> str | None:
     core = sig.get("core", "")
     if not isinstance(core, str) or (core and (len(sig["steps"]) != 1 or len(core) < 8)):
         return f"{where}.core is not the text of a single-line signature's core"
+    if not _pairs(sig.get("frames", [])) or not isinstance(sig.get("raises", ""), str):
+        return f"{where}.frames is not a list of [file, function] pairs with a text 'raises'"
     return None
 
 
@@ -116,10 +120,13 @@ class SignatureTable:
         self._loose: list[tuple[bytes, int]] | None = None
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
+        #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
+        self.by_function: dict[str, list[int]] = {}
         for number, sig in enumerate(signatures or []):
             self._signatures.append(sig)
             for anchor in anchors_of(sig):
                 self._add(anchor, number)
+            self._add_frames(sig.frames, number)
 
     @property
     def position(self) -> dict[str, int]:
@@ -137,6 +144,12 @@ class SignatureTable:
         bucket = self.by_anchor[at]
         if not bucket or bucket[-1] != number:
             bucket.append(number)
+
+    def _add_frames(self, frames, number: int) -> None:
+        for _file, function in frames:
+            bucket = self.by_function.setdefault(function, [])
+            if not bucket or bucket[-1] != number:
+                bucket.append(number)
 
     def __len__(self) -> int:
         return len(self._signatures)
@@ -224,6 +237,7 @@ class SignatureTable:
             for anchor in [a for _regex, a in list(data["steps"]) + list(data.get("unless", []))] + \
                     ([data["core"]] if data.get("core") else []):
                 table._add(anchor, number)
+            table._add_frames(data.get("frames", []), number)
             line = jsonbytes.dumps(data, sort_keys=True)
             lines.append(line)
             offsets.append(offsets[-1] + len(line) + 1)
@@ -237,7 +251,7 @@ class SignatureTable:
             else:
                 loose.append([word, number])
         return {"format": FORMAT, "count": len(lines), "anchors": table.anchors, "by_anchor": table.by_anchor,
-                "tokens": tokens, "loose": loose, "offsets": offsets, "crc": checks}, \
+                "tokens": tokens, "loose": loose, "offsets": offsets, "crc": checks, "frames": table.by_function}, \
             b"\n".join(lines) + (b"\n" if lines else b"")
 
     @classmethod
@@ -264,7 +278,13 @@ class SignatureTable:
                 raise CorruptIndex("the anchor keys do not cover every anchor once")
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CorruptIndex(f"the anchor keys do not hold together ({exc})") from None
+        frames = table.get("frames", {})
+        if not isinstance(frames, dict) or not all(
+                isinstance(f, str) and isinstance(b, list) and all(isinstance(n, int) and 0 <= n < count for n in b)
+                for f, b in frames.items()):
+            raise CorruptIndex("the frame table does not hold together")
         self = cls()
+        self.by_function = frames
         self._tokens, self._loose = tokens, loose
         self.anchors, self.by_anchor = anchors, by_anchor
         self._position = None

@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .shared import SHARED
+
 #: literals that the prefilter looks for so that event lines reach `recognise`
 ANCHORS: tuple[str, ...] = (
     "Traceback (most recent call last)",
@@ -37,6 +39,7 @@ ANCHORS: tuple[str, ...] = (
     "│ ~",
     "The above exception was the direct cause",
     "During handling of the above exception",
+    "raise ",
     "Error",
     "Exception",
     "KeyboardInterrupt",
@@ -48,6 +51,7 @@ ANCHORS: tuple[str, ...] = (
     "Fatal Python error",
     "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
     "Illegal instruction", "illegal hardware instruction", "Floating point exception",
+    "NCCL failure ", "CUDA failure ", "Cuda failure ",
     "(): ", "double free or corruption", "corrupted size vs", "corrupted double-linked list",
     "(exitcode: ",
     "exits with return code",
@@ -77,11 +81,12 @@ ANCHORS: tuple[str, ...] = (
 #: it keeps, it ignores these and the scanner stops looking for them (see scanner.SATURATION_CHECK)
 EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', "File ~", "File /", "\u2502 /",
                                "\u2502 ~", "The above exception was the direct cause",
-                               "During handling of the above exception", "Error", "Exception", "KeyboardInterrupt",
+                               "During handling of the above exception", "raise ", "Error", "Exception",
+                               "KeyboardInterrupt",
                                "SystemExit", "terminate called after throwing",
                                "terminate called without an active exception", "what():", "Fatal Python error",
                                " ERROR ", "[ERROR]"))
-EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
+EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "raise", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
                              "cpp-raised", "fatal",
                              "log-error"})
 
@@ -98,6 +103,9 @@ RULES: list[tuple[str, str]] = [
     ("frame", r"^((?:~|/)[^ ]{0,1000}\.py):([0-9]{1,9}) in ([^ ]{1,200})$"),
     ("chain", r"^[ \t]*(?:The above exception was the direct cause of the following exception|"
               r"During handling of the above exception, another exception occurred):"),
+    # a frame's source line that is a `raise` statement: that frame raised the exception (not a
+    # call whose deeper frames an excerpt cut away)
+    ("raise", r"^[ \t]*raise [A-Za-z_]"),
     # `...Error: msg`, and the classes that are a whole name: `KeyboardInterrupt`, `SystemExit: 1`,
     # `Exception: msg` (bare, or behind a module path)
     ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
@@ -113,14 +121,20 @@ RULES: list[tuple[str, str]] = [
     # a process ended by a signal, in the words of the shell that started it: bash's
     # `train.sh: line 2: 29959 Segmentation fault      python3 train.py` (or, interactive, just
     # `Segmentation fault (core dumped)`), zsh's `[1]    4242 segmentation fault (core dumped)  python ...`
-    ("fatal", r"(?:^|: line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
+    # (a script's name ending in a digit, `train2.sh: line 2: ...`, is read as a host prefix: the
+    # rest of bash's report still starts with `line N:`)
+    ("fatal", r"(?:^|(?:^|: )line [0-9]{1,9}: {1,8}[0-9]{1,10} {1,8}|^\[[0-9]{1,4}\] {1,8}[0-9]{1,10} {1,8})"
               r"(Segmentation fault|Bus error|Aborted|Killed|Illegal instruction|Floating point exception|"
               r"segmentation fault|bus error|abort|killed|illegal hardware instruction)"
               r"(?: {1,20}\(core dumped\))?(?: {2,}[^\n]{0,500}| {0,20})$"),
     # glibc's heap checks (malloc/malloc.c, malloc_printerr), printed just before it aborts
     ("fatal", r"^((?:free|realloc|malloc|munmap_chunk|malloc_consolidate|_int_malloc|_int_free)\(\): "
-              r"[a-z][a-z ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
+              r"[a-z][a-z0-9 ().,]{3,80}|double free or corruption(?: \([a-z!]{1,12}\))?|corrupted size vs\. prev_size"
               r"(?: in fastbins)?|corrupted double-linked list)$"),
+    # the status checks of NCCL's and CUDA's own tests and examples (nccl-tests' NCCLCHECK/CUDACHECK),
+    # which print the failed call's result and exit: `node1: Test NCCL failure common.cu:958 'unhandled
+    # system error'`, `CUDA failure test.cu:20 'peer mapping resources exhausted'`
+    ("fatal", r"(?:^|: )((?:Test )?(?:NCCL|CUDA|Cuda) failure [^ ']{1,300}:[0-9]{1,9} '[^'\n]{1,300}')"),
     ("agent-exit", r"failed \(exitcode: (-?[0-9]{1,6})\) local_rank: ([0-9]{1,6}) \(pid: ([0-9]{1,10})\)"),
     ("launcher-exit", r"exits with return code = (-?[0-9]{1,6})"),
     ("srun-exit", r"^srun: error: ([^: \t]{1,253}): tasks? ([0-9][0-9,\-]{0,200}): ([^\n]{1,300})$"),
@@ -130,7 +144,8 @@ RULES: list[tuple[str, str]] = [
     ("launcher-start", r"Setting OMP_NUM_THREADS environment variable for each process|WORLD INFO DICT:"),
     # a logging record at error level: its timestamp dates the traceback it introduces
     ("log-error", r"(?:^| |\[)(?:ERROR|CRITICAL)(?:\]|:| |$)"),
-    ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\)"),
+    # (an excerpt may cut the line before its timeout)
+    ("watchdog", r"WorkNCCL\(SeqNum=([0-9]{1,20}), OpType=([A-Za-z_]{1,40})(?:[^)]{0,400}Timeout\(ms\)=([0-9]{1,12})\))?"),
     # where a job is in its start-up: a log that stops right after one of these, with no error,
     # stops in that phase (`ranking.PHASES`)
     ("phase:nccl-init", r"NCCL INFO (?:Bootstrap|NET/|NCCL_SOCKET_IFNAME|Using network|comm 0x|Channel [0-9]{1,3}/|"
@@ -192,12 +207,9 @@ def rules_for_javascript() -> list[list[str]]:
 # `2023-07-25 00:38:11,500`, ISO and Slurm `2024-01-01T10:00:00.123`, torchrun's report
 # `2026-11-30_01:22:09`. The year is dropped because glog has none (a log spanning New Year
 # orders wrongly: rare, and said here).
-TIME_RULES: list[tuple[str, str]] = [
-    ("ymd", r"^[0-9]{4}-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]{1,9}))?"),
-    ("glog", r"^[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"),
-]
+TIME_RULES: list[tuple[str, str]] = [(name, regex) for name, regex in SHARED["time_rules"]]
 _TIME = [re.compile(regex) for _, regex in TIME_RULES]
-_DAYS_BEFORE = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+_DAYS_BEFORE = tuple(SHARED["days_before"])
 
 
 def time_key(stamp: str | None) -> float | None:

@@ -29,26 +29,25 @@ from dataclasses import dataclass, field
 
 from .events import EXCEPTION_KINDS, fingerprints, time_key
 from .logline import LogLine
+from .shared import SHARED
 
-MAX_FAILURES = 200          # error events kept (the earliest); the rest are only counted
-MAX_LAUNCHER_RECORDS = 256
-MAX_STREAMS = 4096
-MESSAGE_LINES = 12          # lines after an error line that may still be its message
-MAX_TEXT = 500
-TIME_BEFORE_TRACEBACK = 2   # lines between a timestamped record and the traceback it introduces
-INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log"
+_LIMITS = SHARED["limits"]
+MAX_FAILURES = _LIMITS["max_failures"]            # error events kept (the earliest); the rest are only counted
+MAX_LAUNCHER_RECORDS = _LIMITS["max_launcher_records"]
+MAX_STREAMS = _LIMITS["max_streams"]
+MESSAGE_LINES = _LIMITS["message_lines"]          # lines after an error line that may still be its message
+MAX_TEXT = _LIMITS["max_text"]
+TIME_BEFORE_TRACEBACK = _LIMITS["time_before_traceback"]   # lines between a timestamped record and its traceback
+INCOMPLETE_TRACEBACK: str = SHARED["incomplete_traceback"]
 #: a torch C++ error known only by its backtrace's header (the excerpt begins below its message)
-RAISED_WITHOUT_MESSAGE = "a C++ error raised from {0} at {1}, whose message is not in the log"
+RAISED_WITHOUT_MESSAGE: str = SHARED["raised_without_message"]
 
 #: an unexplained error whose text says it is waiting on, or reporting, a failure elsewhere
-CONSEQUENCE_HINTS = re.compile(
-    r"Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|"
-    r"returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|"
-    r"Timed out|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog")
+CONSEQUENCE_HINTS = re.compile(SHARED["consequence_hints"])
 #: exit statuses that mean the launcher stopped the process because another failed
-STOPPED_BY_LAUNCHER = {-15, 143, -2, 130}
+STOPPED_BY_LAUNCHER = frozenset(SHARED["stopped_by_launcher"])
 #: signals a launcher (or a user) sends to stop a process: how it died, not why the job failed
-STOP_SIGNALS = {"SIGTERM", "SIGINT", "SIGHUP"}
+STOP_SIGNALS = frozenset(SHARED["stop_signals"])
 
 
 @dataclass
@@ -63,6 +62,7 @@ class Failure:
     kind: str                       # exception | cpp | fatal | signal
     text: str
     location: str | None = None     # 'File "train.py", line 42, in main' of the raising frame
+    frame: tuple | None = None      # that frame as (line, file, function, raises): what frame signatures read
     start: int = 0                  # first line of its traceback (or the line itself)
     group: int = 0                  # chained exceptions share a group
     end: int = 0                    # last line of the group so far
@@ -95,6 +95,7 @@ class _Stream:
     traceback_open: bool = False
     traceback_start: int = 0
     last_frame: str | None = None
+    frame: tuple | None = None       # the last frame as (line, file, function, its source line is a `raise`)
     last_line: int = 0
     last_time: tuple[str, int] | None = None   # the latest timestamp this stream printed, and where
     chained: bool = False
@@ -114,7 +115,7 @@ class LogModel:
         self.failures: list[Failure] = []
         self.failures_dropped = 0
         self.launcher: list[LauncherFailure] = []
-        self.watchdog: dict[str, dict] = {}        # stream → {seq, op, timeout_ms, line}
+        self.watchdog: dict[str, dict] = {}        # stream → {seq, op, line}
         self.completed: dict[int, int] = {}         # rank → its last completed NCCL work, as its watchdog says
         self.last_phase: tuple[str, int] | None = None   # the last start-up phase a line showed, and that line
         self.lagging: set[int] = set()
@@ -126,7 +127,9 @@ class LogModel:
         self._pending_cpp: Failure | None = None
         self._raised: Failure | None = None   # the first c10 backtrace header: an error, if nothing else is
         self._said: dict[str, int] = {}       # stream → the line of its last message (its backtrace follows it)
+        self._said_last = -1                  # the last message's line, any stream's
         self._groups = 0
+        self._finished = False
 
     def _stream(self, line: LogLine) -> _Stream:
         state = self.streams.get(line.stream)
@@ -160,11 +163,13 @@ class LogModel:
             state.last_time = (line.time, number)
         if kind in MESSAGES:
             self._said[line.stream] = number
+            self._said_last = number
         if kind == "traceback":
             if not state.chained:
                 self._groups += 1
                 state.group = self._groups
             state.traceback_open, state.traceback_start, state.last_frame, state.chained = True, number, None, False
+            state.frame = None
             state.last_line = number
         elif kind == "frame":
             if not state.traceback_open:        # an excerpt that starts mid-traceback
@@ -173,9 +178,14 @@ class LogModel:
                     state.group = self._groups
                 state.traceback_open, state.traceback_start, state.chained = True, number, False
             state.last_frame = f'File "{groups[0]}", line {groups[1]}, in {groups[2]}'
+            state.frame = (number, groups[0], groups[2], False)
             state.last_line = number
         elif kind == "chain":
             state.chained = True
+        elif kind == "raise":
+            frame = state.frame
+            if state.traceback_open and frame is not None and 0 < number - frame[0] <= 2:
+                state.frame = (frame[0], frame[1], frame[2], True)
         elif kind == "exception":
             self._exception(number, line, state, groups)
             for rank, collective in fingerprints(line.text):
@@ -190,14 +200,16 @@ class LogModel:
             # `what():` follows its `terminate called`, from the same process or printed by the C++
             # runtime without the launcher's prefix
             pending = self._pending_cpp
-            if pending is not None and number - pending.end <= 4 and _fits(pending.stream, line.stream):
+            if pending is not None and number - pending.end <= 4 and fits(pending.stream, line.stream):
                 pending.text = _cut(f"{pending.text}: {groups[0].strip()}")
                 pending.end = number
                 self._pending_cpp = None
         elif kind == "cpp-raised":
             # one error, one event: the backtrace right below a message (a watchdog's timeout, an
             # exception, `what():`) is that message's, not an error whose message is missing
-            said = self._said.get(line.stream)
+            # (an unprefixed backtrace, as c10 prints it to a launcher's stderr, may follow any
+            # process's message)
+            said = self._said.get(line.stream) if line.stream else (self._said_last if self._said_last >= 0 else None)
             if self._raised is None and (said is None or number - said > BACKTRACE_GAP):
                 self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
         elif kind == "fatal":
@@ -214,8 +226,7 @@ class LogModel:
         elif kind == "report-field":
             self._report_field(number, groups)
         elif kind == "watchdog":
-            self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1],
-                                                   "timeout_ms": int(groups[2]), "line": number})
+            self.watchdog.setdefault(line.stream, {"seq": int(groups[0]), "op": groups[1], "line": number})
         elif kind.startswith("phase:"):
             self.last_phase = (kind[len("phase:"):], number)
         elif kind == "progress":
@@ -228,13 +239,17 @@ class LogModel:
         """A traceback whose exception line is not in the log (an excerpt cut short) is still an
         error: it is kept with its last frame. A torch C++ error's backtrace header is one only
         when the log shows no other: below the error's own message (its exception line, `what():`)
-        it says nothing more."""
+        it says nothing more. Called once the log is read (by the scanner, before frame
+        signatures look at the failures), and again harmlessly."""
+        if self._finished:
+            return
+        self._finished = True
         for stream, state in self.streams.items():
             if state.traceback_open:
                 failure = Failure(line=state.traceback_start, stream=stream, rank=state.rank, host=state.host, time=None,
                                   kind="exception", text=INCOMPLETE_TRACEBACK,
                                   location=state.last_frame, start=state.traceback_start, group=state.group,
-                                  end=max(state.last_line, state.traceback_start))
+                                  end=max(state.last_line, state.traceback_start), frame=state.frame)
                 self._add(failure)
                 state.traceback_open = False
         if not self.failures and self._raised is not None:
@@ -252,7 +267,7 @@ class LogModel:
             self._groups += 1
             state.group = self._groups
         failure = self._failure(number, line, "exception", f"{name}: {message}" if message else name)
-        failure.location = state.last_frame
+        failure.location, failure.frame = state.last_frame, state.frame
         failure.start = state.traceback_start if state.traceback_open else number
         if failure.time is None and state.last_time is not None and line.stream \
                 and 0 <= failure.start - state.last_time[1] <= TIME_BEFORE_TRACEBACK:
@@ -263,7 +278,7 @@ class LogModel:
             if other.group == failure.group and other.stream == failure.stream:
                 other.end = number
         self._add(failure)
-        state.traceback_open, state.last_frame, state.chained = False, None, False
+        state.traceback_open, state.last_frame, state.chained, state.frame = False, None, False, None
 
     def _signal(self, number: int, line: LogLine, groups: tuple) -> None:
         failure = self._failure(number, line, "signal", f"Signal {groups[0]} ({groups[1]}) received by PID {groups[2]}")
@@ -322,7 +337,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
 
 
-def _fits(a: str, b: str) -> bool:
+def fits(a: str, b: str) -> bool:
     """An unprefixed line may belong to any process."""
     return not a or not b or a == b
 
@@ -357,7 +372,7 @@ def explain(model: LogModel, matches: list, consequence_entries: set, warning_en
         end = failure.end + MESSAGE_LINES
         best = None
         for stream, found in by_stream.items():
-            if not _fits(stream, failure.stream):
+            if not fits(stream, failure.stream):
                 continue
             for match in found:
                 if any(failure.start <= n <= end for n in match.lines):
@@ -386,7 +401,7 @@ def _just_before(failure: Failure, by_stream: dict, warning_entries: set):
     first line, at most MESSAGE_LINES before it, on a stream that fits; None if there is none."""
     best, best_line = None, failure.start - MESSAGE_LINES - 1
     for stream, found in by_stream.items():
-        if not _fits(stream, failure.stream):
+        if not fits(stream, failure.stream):
             continue
         for match in found:
             if match.signature.entry_id in warning_entries:

@@ -35,6 +35,10 @@ RULES: list[tuple[str, str, str]] = [
     ("deepspeed-rank", r"^\[Rank ([0-9]{1,6})\][ \t]*", "rank"),
     ("torchrun", r"^\[(?:rank|default|[a-z_]{1,32}?)([0-9]{1,6})\]:[ \t]?", "rank"),
     ("nccl", r"^([A-Za-z0-9][A-Za-z0-9.\-]{0,252}):[0-9]{1,10}:[0-9]{1,10} \[([0-9]{1,6})\] ", "host+device"),
+    # Ray's relay of a worker's output: `(TaskRunner pid=892962) `, `(LLMRayActor pid=90738, ip=172.19.24.110) `,
+    # `(pid=4242) `, `(raylet) `: the actor or worker process is the stream
+    ("ray", r"^\(((?:[A-Za-z_][A-Za-z0-9_.:]{0,80} )?pid=[0-9]{1,10}(?:, ip=[0-9A-Fa-f.:]{3,45})?|raylet(?:, ip=[0-9A-Fa-f.:]{3,45})?)\) ",
+     "host"),
     ("slurm", r"^ {0,8}([0-9]{1,6}): ", "rank"),
     # a host name needs a digit or a hyphen, so that "error: ..." is not taken for one; every
     # part is bounded so that no line can make the rule backtrack for long

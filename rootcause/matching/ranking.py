@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from .incident import Failure, Incident, LogModel, build_incident
 from .rows import EntryInfo
 from .scanner import MAX_LINES_SHOWN, Report
+from .shared import SHARED
 from .signatures import CompiledSignature, Match
 
 @dataclass
@@ -29,6 +30,7 @@ class Finding:
     match_lines: list[int] = field(default_factory=list)   # first line of every match found (bounded)
     first_text: str = ""
     persisted: bool = False
+    by_frame: bool = False    # found by a traceback's raising frame alone (`scanner.frame_matches`)
 
     @property
     def first_line(self) -> int:
@@ -45,8 +47,16 @@ def findings_of(report: Report) -> list[Finding]:
         by_entry.setdefault(match.signature.entry_id, []).append(match)
     findings = []
     for entry_id, matches in by_entry.items():
-        distinct = {m.signature.index: m.signature for m in matches}
-        whole = {m.signature.index for m in matches if not m.by_core}
+        first = min(matches, key=lambda m: m.lines[0])
+        line = report.hit_lines.get(first.lines[0])
+        read = [m for m in matches if not m.by_frame]
+        if not read:   # the message is not in the log: the raising frame says which error it was
+            findings.append(Finding(entry_id, FRAME_SCORE, "medium", matches,
+                                    sorted(report.match_lines.get(entry_id, [])), line.text if line else "",
+                                    by_frame=True))
+            continue
+        distinct = {m.signature.index: m.signature for m in read}
+        whole = {m.signature.index for m in read if not m.by_core}
         # a signature matched only through its core is evidence of its core's length, and no more
         # than likely: the rest of its message is not in the log as the pattern has it
         evidence = [specificity(s) if s.index in whole else len(s.core) for s in distinct.values()]
@@ -57,8 +67,6 @@ def findings_of(report: Report) -> list[Finding]:
             confidence = "high" if multiline or best >= 40 or len(distinct) > 1 else "medium" if best >= 25 else "low"
         else:
             confidence = "medium" if best >= 25 else "low"
-        first = min(matches, key=lambda m: m.lines[0])
-        line = report.hit_lines.get(first.lines[0])
         findings.append(Finding(entry_id, score, confidence, matches, sorted(report.match_lines.get(entry_id, [])),
                                 line.text if line else ""))
     findings.sort(key=lambda f: (-f.score, f.first_line, f.entry))
@@ -107,11 +115,11 @@ def _causes_first(findings: list[Finding], consequences: Mapping[str, set[str]],
 
 # -- the report ------------------------------------------------------------------------------------
 #: the strength of a finding's evidence, in the words the text report and the page both show
-CONFIDENCE_WORDS = {
-    "high": "Strong match: the log prints this entry's own error message",
-    "medium": "Likely: a specific message of this entry matched",
-    "low": "Weak: only a short or generic line matched",
-}
+CONFIDENCE_WORDS: dict[str, str] = SHARED["confidence_words"]
+#: a traceback cut before its message, identified by the frame that raises this entry's error
+FRAME_WORDS: str = SHARED["frame_words"]
+#: the score of such a finding: below any whole message of 25 literal characters
+FRAME_SCORE: int = SHARED["frame_score"]
 #: what to do when a log shows only consequences (a watchdog timeout, a peer's closed connection,
 #: a launcher's summary): the checks that find the process that stopped, not "fix the culprit"
 CONSEQUENCE_CHECKS = (
@@ -151,7 +159,7 @@ def stopped_in(report: Report, incident: Incident, infos: dict[str, EntryInfo]) 
 
 #: what a consequence shows instead, when a cause is listed above it: its strength says that it is
 #: in the log, not that it explains the failure, so it must not read as surer than the cause
-CONSEQUENCE_WORDS = "A result of the failure above, not a second cause"
+CONSEQUENCE_WORDS: str = SHARED["consequence_words"]
 
 
 def _steady(results: list[dict], status: str) -> list[dict]:
@@ -186,7 +194,7 @@ def _entry_json(finding: Finding, report: Report, infos: Mapping[str, EntryInfo]
         "url": info.url if info else "",
         "role": _role(finding, infos),
         "confidence": finding.confidence,
-        "confidence_text": CONFIDENCE_WORDS[finding.confidence],
+        "confidence_text": FRAME_WORDS if finding.by_frame else CONFIDENCE_WORDS[finding.confidence],
         "score": finding.score,
         "signatures": sorted({m.signature.index + 1 for m in finding.matches}),
         "ranks": ranks,

@@ -16,6 +16,7 @@ block is read changes the cost, never the lines found.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import re
@@ -28,7 +29,7 @@ import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
 from .events import EXCEPTION_ANCHORS, recognise
-from .incident import LogModel
+from .incident import INCOMPLETE_TRACEBACK, MESSAGE_LINES, Failure, LogModel, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
 from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
@@ -115,6 +116,8 @@ def open_log(path: str | Path) -> BinaryIO:
     """A binary stream of a plain or gzip-compressed log ('-' is standard input)."""
     import sys
 
+    if str(path) == "-" and sys.stdin is None:   # started with standard input closed (`<&-`)
+        raise OSError(errno.EBADF, "standard input is closed; pass the log as a file, or pipe it in")
     raw: BinaryIO = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
     peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
     if peek == b"\x1f\x8b":
@@ -326,6 +329,43 @@ def core_holds(match: Match, error_lines: set[int]) -> bool:
     return not match.by_core or len(match.signature.core) >= SURE_CORE or match.lines[0] in error_lines
 
 
+def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[Match]) -> list[tuple[Match, LogLine]]:
+    """A traceback that no signature explains, whose message line is missing (an excerpt cut
+    short) or cut before the pattern could match, is the failure whose declared raising frame
+    (`frames:`) is its last frame: file by its path's end, function by name. That frame must be
+    shown raising: the exception line the log shows names the class the signature's pattern
+    raises, or, with none shown, the frame's source line is a `raise` statement (a call there
+    means the excerpt lost the deeper frames that raised). One match per traceback, on its last
+    frame's line (the signatures in table order: E057 keeps a frame to one entry)."""
+    found = []
+    for failure in failures:
+        if failure.kind != "exception" or failure.frame is None:
+            continue
+        number, file, function, raising = failure.frame
+        numbers = table.by_function.get(function)
+        if not numbers or _covered(failure, matches):
+            continue
+        shown = "" if failure.text == INCOMPLETE_TRACEBACK else failure.text.split(":", 1)[0].rsplit(".", 1)[-1]
+        if not shown and not raising:
+            continue
+        path = file.replace("\\", "/")
+        for n in numbers:
+            sig = table.signature(n)
+            if shown and shown != sig.raises:
+                continue
+            if any(name == function and (path == suffix or path.endswith("/" + suffix)) for suffix, name in sig.frames):
+                found.append((Match(sig, [number], failure.stream, by_frame=True),
+                              LogLine(text=failure.location or "", rank=failure.rank, host=failure.host, time=None)))
+                break
+    return found
+
+
+def _covered(failure: Failure, matches: list[Match]) -> bool:
+    """A signature matched a line of the failure's traceback or just below it (as `incident.explain` reads it)."""
+    end = failure.end + MESSAGE_LINES
+    return any(fits(m.stream, failure.stream) and any(failure.start <= n <= end for n in m.lines) for m in matches)
+
+
 class _Scan:
     """The state of one scan (a scanner may serve several at once, from several threads)."""
 
@@ -349,6 +389,14 @@ class _Scan:
 
     def finish(self) -> Report:
         self._match(self.report, self.per_signature)
+        model = self.report.model
+        assert model is not None   # (made with the report, in __init__)
+        model.finish()
+        for match, line in frame_matches(model.failures, self.table, self.report.matches):
+            self.report.matches.append(match)
+            self.report.hit_lines[match.lines[0]] = line
+            self.report.match_lines.setdefault(match.signature.entry_id, []).append(match.lines[0])
+        self.report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
         self.scanner.last_scan = self
         return self.report
 
@@ -479,9 +527,11 @@ class _Scan:
                     self._saturate(n)
         if kept:   # a line no bucket has room for is not kept either: memory stays bounded
             report.hit_lines[number] = line
-            # an error event, or the line where a traceback's exception line stands (its class cut off)
+            # an error event, or the line where a traceback's exception line stands (its class cut
+            # off), or a frame's `raise` source line
             if (event is not None and event[0] in ERROR_EVENTS) or \
-                    (event is None and 0 < number - self._frame_at.get(line.stream, -FRAME_GAP - 1) <= FRAME_GAP):
+                    ((event is None or event[0] == "raise")
+                     and 0 < number - self._frame_at.get(line.stream, -FRAME_GAP - 1) <= FRAME_GAP):
                 self.error_lines.add(number)
 
     def _match(self, report: Report, per_signature: dict) -> None:

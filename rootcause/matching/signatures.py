@@ -34,6 +34,10 @@ class CompiledSignature:
     #: this failure printed otherwise (cut after it, another exception class, elided parts), a
     #: match that is less sure than the whole pattern's; "" for none
     core: str = ""
+    #: the frames that raise its exception, as (file suffix, function), and the class the pattern
+    #: names ("" for none): a traceback cut before its message that stops in one is this failure
+    frames: tuple[tuple[str, str], ...] = ()
+    raises: str = ""
     #: an example log → its `marked_lines`, filled where the entry is checked (the regexes are
     #: compiled then) so that its page marks them without compiling them again
     marks: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -75,6 +79,9 @@ class CompiledSignature:
             data["within"] = self.within
         if self.core:
             data["core"] = self.core
+        if self.frames:
+            data["frames"] = [list(frame) for frame in self.frames]
+            data["raises"] = self.raises
         return data
 
 
@@ -109,6 +116,8 @@ def compile_signature(entry_id: str, index: int, signature, cores: bool = True) 
         unless=tuple(step.compiled() for step in signature.unless),
         within=signature.within,
         core=signature.core_text() if cores or signature.core is not None else "",
+        frames=tuple((frame.file, frame.function) for frame in signature.frames),
+        raises=signature.raises() if signature.frames else "",
     )
 
 
@@ -118,6 +127,7 @@ class Match:
     lines: list[int] = field(default_factory=list)   # line numbers (0-based) of the matched lines
     stream: str = ""
     by_core: bool = False   # the line holds the signature's core, not its whole pattern
+    by_frame: bool = False  # a traceback cut before its message stops in the signature's raising frame
 
 
 Numbered = list[tuple[int, LogLine]]

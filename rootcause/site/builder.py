@@ -5,8 +5,9 @@
 Every stage runs on every build; what makes a build cheap is that the results of the stages that
 work per item are memoised in the project's store (`cache.RecordStore`), keyed by a hash of
 everything they are made from: a checked entry by its file, site.yml and the code's version; a
-rendered page by its context (`stamps.page_key`); a highlighted code block by its text. No
-stage has a second, incremental implementation. A build whose inputs (files under the project,
+rendered page by its context (`stamps.page_key`); a highlighted code block by its text; under
+`serve`, smaller results in memory too (`memo.Kept`). No stage has a second, incremental
+implementation. A build whose inputs (files under the project,
 by size and modification time, and the theme and package files) are unchanged since the last
 build, with that build's output intact, returns at once without loading anything.
 """

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
 RECORDS = "diagnose-index"
 HEAD = "0" * 32   # the key of the head record; the sections are filed by their SHA-256
-FORMAT = 8   # 7: entry rows are mappings read by name (`matching.rows`); 8: signatures carry their core
+FORMAT = 9   # 7: entry rows are mappings read by name (`matching.rows`); 8: signatures carry their core;
+#            9: and their raising frames
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 

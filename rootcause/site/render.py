@@ -318,31 +318,70 @@ def _json_ld(data: dict) -> Markup:
 # -- what each entry page shows beyond the raw fields -------------------------------------------
 
 def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]]:
-    """Questions answered from structured data, only where that data exists."""
+    """Questions answered from structured data, only where that data says something about this
+    entry: whether a fix was released, when an `affected` range records the release that has it
+    (and its note says what changed); what to search the logs for, when a signature is a message
+    that `grep -F` finds as printed. Never "not fixed as of <date>" for want of data, and nothing
+    to grep for a failure that prints no error (role: symptom)."""
     entry = loaded.entry
     questions: list[tuple[str, str]] = []
     systems = config.vocabularies.systems
-    if entry.affected:   # which versions: the Affected table says it; the FAQ answers the question readers ask
-        fixed = [a for a in entry.affected if a.fixed]
-        if fixed:
-            answer = "Yes: " + "; ".join(
-                f"{systems[a.system].title if a.system in systems else a.system} {a.fixed} and later include the fix"
-                for a in fixed) + ". Upgrading is the simplest fix."
-        else:
-            answer = (f"Not as of {entry.reviewed.isoformat()}, when this entry was last reviewed: "
-                      "no release with a fix is recorded. Use the steps under Fix.")
-        questions.append(("Is it fixed upstream?", answer))
-    anchors = []
-    for sig in loaded.signatures:
-        for step in sig.steps:
-            if step.anchor.strip() and step.anchor.strip() not in anchors:
-                anchors.append(step.anchor.strip())
-    if anchors:
-        grep = " ".join(f"-e {_shell_quote(a)}" for a in anchors[:3])
+    fixed = [a for a in entry.affected if a.fixed]
+    if fixed:   # the Affected table lists the ranges; the FAQ answers the question readers ask
+        parts = []
+        for a in fixed:
+            name = systems[a.system].title if a.system in systems else a.system
+            note = " ".join(a.note.split()) if a.note else ""
+            parts.append(f"{'Yes, in' if not parts else 'In'} {name} {a.fixed} and later." + (f" {note}" if note else ""))
+        questions.append(("Is it fixed upstream?", " ".join(parts)))
+    texts = greppable_texts(loaded)
+    if texts:
+        grep = " ".join(f"-e {_shell_quote(text)}" for text in texts)
         questions.append(("What text should I search for in my logs?",
                           f"{_code(f'grep -n -F {grep} train.log')}, or paste the log into the diagnose page of this "
                           "site, which also tells which rank failed first."))
     return questions
+
+
+#: the shortest literal text offered to `grep -F` as a message, once trimmed
+GREPPABLE_MIN = 12
+_TRIM = " \t,.:;'\"`"
+
+
+def _trimmed(piece: str) -> str:
+    """A literal piece without the punctuation and half brackets that cut it out of its line:
+    ") is killed by signal: Killed. " → "is killed by signal: Killed"."""
+    text = piece.strip(_TRIM)
+    while text and (text[0] in ")]}" or text[-1] in "([{"):
+        text = (text[1:] if text[0] in ")]}" else text[:-1]).strip(_TRIM)
+    return text
+
+
+def greppable_texts(loaded: LoadedEntry, limit: int = 3) -> list[str]:
+    """Up to `limit` literal texts, one per signature, that `grep -F` finds in a log showing this
+    failure: the longest literal piece of a single-line `pattern`, or of the pattern a multi-line
+    signature names as its `alert_line` (the line that identifies the failure alone), trimmed of
+    the punctuation around it. Regular expressions, the other lines of a multi-line signature
+    (frames, context) and pieces too short to be a message give none."""
+    if loaded.entry.role == "symptom":
+        return []
+    texts: list[str] = []
+    for spec, compiled in zip(loaded.entry.signatures, loaded.signatures):
+        if spec.pattern is not None:
+            step = compiled.steps[0]
+        elif spec.lines and spec.alert_line and spec.lines[spec.alert_line - 1].pattern is not None:
+            step = compiled.steps[spec.alert_line - 1]
+        else:
+            continue
+        text = _trimmed(step.anchor)
+        if len(text) < GREPPABLE_MIN or not any(c.isalpha() for c in text):
+            continue
+        if any(chosen in text for chosen in texts):
+            continue   # a grep for the shorter one finds this one's lines too
+        texts = [chosen for chosen in texts if text not in chosen] + [text]
+        if len(texts) == limit:
+            break
+    return texts
 
 
 def _code(text: str) -> str:

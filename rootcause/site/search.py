@@ -33,7 +33,8 @@ from ..matching.events import rules_for_javascript as event_rules
 from ..matching.incident import BACKTRACE_GAP, MAX_FAILURES, MESSAGES
 from ..matching.scanner import (ERROR_EVENTS, FRAME_GAP, MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE,
                                 MIN_WRAPPED, SATURATION_CHECK, SURE_CORE)
-from ..text import DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
+from ..matching.shared import SHARED
+from ..text import DECORATION_NEEDS, DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
 
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
@@ -292,6 +293,8 @@ def _rules_top() -> dict[str, bytes]:
         "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
         "decoration": DECORATION_RULES,
+        "decoration_needs": [list(marks) for marks in DECORATION_NEEDS],
+        "shared": SHARED,
         "events": event_rules(),
         "event_anchors": list(EVENT_ANCHORS),
         "exception_anchors": sorted(EXCEPTION_ANCHORS),

@@ -1,4 +1,5 @@
-"""`rootcause new ID --from-log FILE` on real logs: signatures check accepts and that match their examples."""
+"""`rootcause new ID --from-log FILE` on real logs: signatures check accepts and that match their examples,
+in an entry that `check` refuses until no field says TODO any more (E058)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,25 @@ def test_a_log_becomes_an_entry_whose_signatures_check_accepts(tmp_path: Path, c
               .replace("role: TODO", "role: cause"))
     filled = re.sub(r'(?m)^        reproduced: ".*"$', "        " + origin, filled)
     path.write_text(filled, encoding="utf-8")
+    # the scaffold is not an entry yet: every field still saying TODO is refused, where it is
+    checked = run_cli("--root", str(project), "check")
+    assert checked.returncode == 1
+    refused = {m.group(2): int(m.group(1)) for m in re.finditer(
+        r"(?m)^entries/from-log-case\.yaml:(\d+):\d+: error\[E058\]: ([\w.]+): still holds the placeholder TODO",
+        checked.stdout.decode())}
+    lines = filled.splitlines()
+    for field in ("title", "summary", "root_cause", "fix.0.step", "fix.0.command", "references.0.title",
+                  "references.0.url", "signatures.0.source"):
+        assert field in refused, (field, checked.stdout.decode())
+        key = field.split(".")[-1] if field[-1].isalpha() else field.split(".")[0]
+        line = lines[refused[field] - 1]   # the field's line (a block scalar's text starts on the next)
+        assert key in line and ("TODO" in line or "TODO" in lines[refused[field]]), (field, line)
+    assert all(code == "E058" for code in re.findall(r"error\[(\w+)\]", checked.stdout.decode()))
+    # written out, as an author would, it passes
+    written = re.sub(r"TODO[^\n\"]*", "written by the author", filled)
+    written = written.replace("url: https://github.com/written by the author",
+                              "url: https://github.com/pytorch/pytorch/blob/main/torch/utils/data/dataloader.py")
+    path.write_text(written, encoding="utf-8")
     checked = run_cli("--root", str(project), "check")
     assert checked.returncode == 0, checked.stdout.decode()
 

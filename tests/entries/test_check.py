@@ -115,6 +115,41 @@ def test_an_untied_version_and_an_uncited_issue_are_positioned_errors(tmp_path: 
     assert result.stdout.decode() == ""
 
 
+def test_a_todo_left_from_the_scaffold_is_a_positioned_error(tmp_path: Path):
+    """E058: the title, the root cause, a fix step and a reference still saying TODO are refused,
+    each where it stands; TODO printed by software (in a pattern, a log example) and words that
+    merely begin with it are not."""
+    from conftest import make_project
+
+    project = make_project(tmp_path / "p", [BROKEN / "entries" / "good-reference-entry.yaml"])
+    entry = project / "entries" / "good-reference-entry.yaml"
+    clean = entry.read_text(encoding="utf-8")
+    # software's own TODO is left alone: a pattern and its example, a TODOV1 in the prose
+    clean = (clean.replace("is {int}.\"\n", "is {int}. TODO\"\n").replace("currently supported.\"", "currently supported. TODO\"")
+             .replace("root_cause: A reason.\n", "root_cause: A reason (the launcher's TODOV1 comment says so).\n"))
+    entry.write_text(clean, encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    assert result.returncode == 0, result.stdout.decode()
+    scaffold = (clean.replace("title: A valid entry that others point at", "title: TODO what failed")
+                .replace("root_cause: A reason", "root_cause: TODO the mechanism. A reason")
+                .replace("  - Convert the checkpoint.\n", "  - step: TODO what to do\n    command: TODO the exact command\n")
+                .replace("reviewed: 2026-11-30\n", "references:\n  - kind: source\n    title: TODO\n"
+                         "    url: https://github.com/TODO\nreviewed: 2026-11-30\n"))
+    entry.write_text(scaffold, encoding="utf-8")
+    result = run_cli("--root", str(project), "check")
+    out = result.stdout.decode()
+    assert result.returncode == 1, out
+    path = "entries/good-reference-entry.yaml"
+    for position, field in (("2:8", "title"), ("15:13", "root_cause"), ("17:11", "fix.0.step"),
+                            ("18:14", "fix.0.command"), ("21:12", "references.0.title"), ("22:10", "references.0.url")):
+        assert (f"{path}:{position}: error[E058]: {field}: still holds the placeholder TODO that `rootcause new` "
+                "wrote — ") in out, (field, out)
+    assert "cite the real source: its title and its address" in out
+    assert "write what it stands for, or remove the item; an entry is published as it stands" in out
+    assert len(re.findall(r"error\[E058\]", out)) == 6, out
+    assert run_cli("check", "--explain", "E058").stdout.decode().startswith("E058: a field still holds the TODO")
+
+
 def test_bad_site_yml_is_reported_with_its_position(tmp_path: Path):
     shutil.copytree(BROKEN, tmp_path / "p")
     site = tmp_path / "p" / "site.yml"

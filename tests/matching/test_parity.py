@@ -380,7 +380,8 @@ def synthetic_data(site: Path) -> dict:
             sig = Signature.model_validate({**spec, "examples": [{"log": "-", "assembled": "x.py"}], "source": "-"})
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
-            "decoration": built["decoration"], "events": built["events"], "event_anchors": built["event_anchors"],
+            "decoration": built["decoration"], "decoration_needs": built["decoration_needs"], "shared": built["shared"],
+            "events": built["events"], "event_anchors": built["event_anchors"],
             "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,
@@ -433,6 +434,9 @@ PREFIX_LINES = [
     "[rank0]: [rank1]: last wins", "worker-1: worker-2: last host wins", "a" * 5000, "[rank0]: " + "é" * 5000,
     "[rank0]: " + ASTRAL * 3000, "a" + "1" * 3000 + "x", "a1-" * 1000, "Ünïcödé: text", "ＲＡＮＫ: fullwidth",
     "123456789: big rank", "[rank007]: leading zeros",
+    "(TaskRunner pid=892962) ray.exceptions.ActorDiedError: x", "(LLMRayActor pid=90738, ip=172.19.24.110) mlx5: y",
+    "(pid=4242) [rank0]: z", "(raylet) A worker died", "(raylet, ip=10.0.0.1) w", "(not a prefix) text",
+    "(Actor pid=x) no number", "(" * 3000 + "pid=1) deep",
 ]
 
 
@@ -455,6 +459,10 @@ def test_parse_line_cases_exercise_every_rule():
         "text": "message", "rank": 0, "host": None, "time": "2025-01-01 10:00:00,123", "stream": "#0"}
     assert python_line("   12: text")["rank"] == 12
     assert python_line("E1010 12:00:00.123456 4242 ProcessGroupNCCL.cpp:88] [Rank 2] x")["rank"] == 2
+    assert python_line("(WorkerDict pid=8112, ip=10.0.0.3) [rank1]: boom") == {
+        "text": "boom", "rank": 1, "host": "WorkerDict pid=8112, ip=10.0.0.3", "time": None,
+        "stream": "WorkerDict pid=8112, ip=10.0.0.3#1"}
+    assert python_line("(raylet) A worker died")["host"] == "raylet"
 
 
 # -- search tokens ---------------------------------------------------------------------------------

@@ -77,3 +77,30 @@ def test_the_lists_name_only_what_exists():
         tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
         names |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
     assert not (set(PYTHON_ONLY) | set(RENAMED)) - names
+
+
+def test_the_browser_reads_the_declared_rules_and_copies_none():
+    """rootcause/matching/shared.json declares the limits, sentences, codes and time formats once:
+    matcher.js gets them from signatures.json ("shared"), and holds no copy of any."""
+    import json
+
+    js = (REPO / "theme" / "assets" / "matcher.js").read_text(encoding="utf-8")
+    shared = json.loads((REPO / "rootcause" / "matching" / "shared.json").read_text(encoding="utf-8"))
+
+    def texts(value):
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for v in value.values():
+                yield from texts(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from texts(v)
+
+    copied = [t for key, value in shared.items() if key != "about" for t in texts(value)
+              if len(t) >= 12 and (t in js or json.dumps(t)[1:-1] in js)]
+    assert not copied, f"matcher.js copies declared rules: {copied}"
+    for name in shared["limits"]:
+        assert not re.search(rf"\b{name.upper()}\s*=\s*-?[0-9]", js), f"matcher.js sets {name.upper()} by hand"
+    assert ", ".join(map(str, shared["days_before"][:4])) not in js
+    assert "shared = data.shared" in js

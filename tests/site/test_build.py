@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+import yaml
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from conftest import REPO, SEED_ENTRY, make_project, run_cli
@@ -48,8 +49,10 @@ def test_every_entry_has_a_page_with_its_sections_in_order(site: Path):
         # a failure that prints no error (role: symptom) says so instead of listing signatures,
         # and has no derived "what to search for in the logs" question
         symptom = "\nrole: symptom" in (REPO / "entries" / f"{entry_id}.yaml").read_text(encoding="utf-8")
+        # (no FAQ is required: an entry without questions of its own and without data for the
+        # derived ones has none, rather than generic ones)
         required = ("quick-answer", "no-error", "symptoms", "root-cause", "confirm", "fix") if symptom else \
-            ("quick-answer", "signatures", "root-cause", "fix", "faq")
+            ("quick-answer", "signatures", "root-cause", "fix")
         for name in required:
             assert name in sections, (entry_id, name)
         assert ("signatures" in sections) != symptom, entry_id
@@ -70,19 +73,68 @@ def test_seed_entry_page_shows_its_facts(site: Path):
     questions = [s.text() for s in tree.css("#faq summary")]
     assert "Which versions are affected?" not in questions   # the Affected table says it
     assert "What text should I search for in my logs?" in questions
-    assert "Is it fixed upstream?" in questions  # answered from `affected`: no fix recorded
+    # `affected` records only when the check was introduced, no release with a fix: nothing to answer
+    assert "Is it fixed upstream?" not in questions
     links = {a.text().strip(): a.attributes["href"] for a in tree.css(".rc-meta a")}
     assert links["Edit this page"] == \
         "https://github.com/rootcause/rootcause/edit/main/entries/zero3-state-dict-saved-without-gathering.yaml"
     assert links["Report a problem with this entry"].startswith("https://github.com/rootcause/rootcause/issues/new?title=")
 
 
-def test_faq_has_no_generic_questions_without_data(site: Path, tmp_path: Path):
+def faq_of(site: Path, entry_id: str) -> dict[str, str]:
+    """question → answer text, as the built page of a bundled entry shows its FAQ."""
+    tree = html(site / "entries" / entry_id / "index.html")
+    return {d.css_first("summary").text(): d.text() for d in tree.css("#faq details")}
+
+
+def test_faq_has_no_generic_questions_without_data(site: Path):
     for entry_id in bundled_ids():
-        text = (REPO / "entries" / f"{entry_id}.yaml").read_text()
-        questions = [s.text() for s in html(site / "entries" / entry_id / "index.html").css("#faq summary")]
-        if "\naffected:" not in text:
-            assert "Is it fixed upstream?" not in questions, entry_id
+        entry = yaml.safe_load((REPO / "entries" / f"{entry_id}.yaml").read_text(encoding="utf-8"))
+        faq = faq_of(site, entry_id)
+        # asked only where a release with the fix is recorded; never "not fixed as of <date>"
+        released = any(a.get("fixed") for a in entry.get("affected") or [])
+        assert ("Is it fixed upstream?" in faq) == released, entry_id
+        assert not any("Not as of" in answer for answer in faq.values()), entry_id
+        if entry["role"] == "symptom":
+            assert "What text should I search for in my logs?" not in faq, entry_id
+
+
+def test_the_fixed_upstream_answer_names_the_release_and_what_changed(site: Path):
+    faq = faq_of(site, "deepspeed-launcher-empty-master-addr")   # affected: fixed 0.8.0, with a note
+    answer = faq["Is it fixed upstream?"]
+    assert "Yes, in DeepSpeed 0.8.0 and later." in answer
+    assert "an empty lookup stops the launch with a clear error" in answer   # the range's note
+    # a guard whose message only changed says so rather than "upgrade"
+    faq = faq_of(site, "deepspeed-train-batch-size-mismatch")
+    assert "the check itself is intended behaviour" in faq["Is it fixed upstream?"]
+    assert "Upgrading" not in faq["Is it fixed upstream?"]
+
+
+def test_affected_ranges_without_a_fixed_release_ask_nothing(site: Path):
+    # introduced only (the seed entry), last_affected only: the Affected table says it, the FAQ does not
+    for entry_id in ("zero3-state-dict-saved-without-gathering", "nccl-socket-interface-not-found"):
+        text = (REPO / "entries" / f"{entry_id}.yaml").read_text(encoding="utf-8")
+        assert "\naffected:" in text and "    fixed:" not in text
+        assert "Is it fixed upstream?" not in faq_of(site, entry_id), entry_id
+        assert html(site / "entries" / entry_id / "index.html").css_first("#affected") is not None
+
+
+def test_the_grep_question_only_for_a_plain_message(site: Path):
+    # a single-line pattern: its text, as grep -F finds it
+    answer = faq_of(site, "zero3-state-dict-saved-without-gathering")["What text should I search for in my logs?"]
+    assert "grep -n -F -e 'copying a param with shape torch.Size([0]) from checkpoint, the shape in current model is'" \
+        in answer
+    # the literal piece is cut clean of the punctuation around it: no ") is killed ..."
+    answer = faq_of(site, "dataloader-worker-killed")["What text should I search for in my logs?"]
+    assert "-e 'is killed by signal: Killed'" in answer
+    # a multi-line signature through its alert_line only (the exception, not the frame before it)
+    answer = faq_of(site, "deepspeed-fp16-loss-scale-at-minimum")["What text should I search for in my logs?"]
+    assert "Current loss scale already at minimum - cannot decrease scale anymore" in answer
+    assert "update_scale(has_overflow)" not in answer
+    # only regular expressions (cuda-oom-fragmentation), only frames next to the generic OOM line
+    # with no alert_line (cuda-oom-during-evaluation), no signature at all (a symptom): no question
+    for entry_id in ("cuda-oom-fragmentation", "cuda-oom-during-evaluation", "distributed-training-slow-throughput"):
+        assert "What text should I search for in my logs?" not in faq_of(site, entry_id), entry_id
 
 
 def test_entry_pages_carry_metadata_for_search_engines(site: Path):

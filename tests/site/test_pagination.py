@@ -2,7 +2,7 @@
 they hold more than site.yml's `page_size` entries, so that at 10,000 entries no list page is
 megabytes of HTML and a one-entry rebuild renders the one page of each list its card is on.
 
-Built here from the bundled project with `page_size: 10`; the bundled site itself (167 entries,
+Built here from the bundled project with `page_size: 10`; the bundled site itself (under two hundred entries,
 `page_size` 200 by default) has no list long enough to be cut.
 """
 

@@ -167,7 +167,11 @@ def test_workers_forked_before_the_catalog_render_from_records_and_fall_back_her
     by = {text.split(" ", 1)[1]: pid for pid, text in events if text.startswith("render ")}
     workers = set(by.values()) - {str(parent)}
     assert workers and all([pid for pid, text in events if text == "renderer"].count(w) == 1 for w in workers)
-    assert sum(pid in workers for pid in by.values()) == 165   # 167 less the template check's page and the fallback
+    entry_pages = [path for path in by if path.startswith("entries/") and path.count("/") == 2]
+    by_workers = sum(by[path] in workers for path in entry_pages)
+    # every entry page but the template check's (rendered first, here) and the one whose record
+    # they cannot read, whatever the number of entries
+    assert by_workers == len(entry_pages) - 2, (by_workers, len(entry_pages))
     assert by["entries/nccl-watchdog-collective-timeout/index.html"] == str(parent)   # fell back here
     assert all(by[path] == str(parent) for path in by if not path.startswith("entries/"))
     assert files_of(project / "site") == site_files(project)
@@ -182,13 +186,18 @@ def test_a_render_worker_that_dies_leaves_its_pages_to_the_build(project: Path, 
     from rootcause.site.render import Renderer
 
     parent, real_render, deaths = os.getpid(), Renderer.render, tmp_path / "deaths.txt"
+    entry_pages_by = {}   # process id -> entry pages it rendered; a forked worker starts at none
 
     def render(self, page):
         data = real_render(self, page)
-        if os.getpid() != parent and page.path == "entries/nccl-watchdog-collective-timeout/index.html":
-            with open(deaths, "a", encoding="utf-8") as out:
-                out.write("died\n")
-            os._exit(9)   # after the chunk's first pages were written
+        if page.path.startswith("entries/") and page.path.count("/") == 2:
+            pid = os.getpid()
+            entry_pages_by[pid] = entry_pages_by.get(pid, 0) + 1
+            if pid != parent and entry_pages_by[pid] == 2:   # after the chunk's first page was written
+                with open(deaths, "a", encoding="utf-8") as out:
+                    # the workers forked when rendering starts inherit the job they render
+                    out.write("forked-with-the-pages\n" if page_workers._render_job else "forked-ahead\n")
+                os._exit(9)
         return data
 
     monkeypatch.setattr(Renderer, "render", render)
@@ -197,5 +206,6 @@ def test_a_render_worker_that_dies_leaves_its_pages_to_the_build(project: Path, 
     result = build(project, progress=False, force=True)
     site = files_of(project / "site")
     assert result.written == len(site) and site == site_files(project)
-    assert deaths.read_text(encoding="utf-8") == "died\n" * 2   # a worker of each kind
+    # a worker of each kind died (with more cores, another of a pool may die before it is shut down)
+    assert set(deaths.read_text(encoding="utf-8").split()) == {"forked-ahead", "forked-with-the-pages"}
     assert read_manifest(project / "site", project)["files"] == {path: file_digest(data) for path, data in site.items()}

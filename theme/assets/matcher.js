@@ -180,7 +180,8 @@
   }
 
   // rootcause.text.undecorate: ANSI, carriage returns, an issue's "> " quote, a rich box frame.
-  var NEEDS = [["\x1b"], ["\r", "^M"], [">"], ["\u2502", "\u2503", "\u2551"]];
+  // text.DECORATION_NEEDS, from signatures.json (`declare`)
+  var NEEDS = [];
   function compileDecoration(rules) {
     return (rules || []).map(function (r) { return [new RegExp(r[1], "g"), r[2]]; });
   }
@@ -251,11 +252,6 @@
     return null;
   }
 
-  var TIME_RULES = [
-    /^[0-9]{4}-([0-9]{2})-([0-9]{2})[ T_]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]{1,9}))?/,
-    /^[IWEF]([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?/
-  ];
-  var DAYS_BEFORE = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
   function timeKey(stamp) {
     if (!stamp) return null;
     for (var i = 0; i < TIME_RULES.length; i++) {
@@ -271,18 +267,31 @@
   }
 
   // -- the log model (rootcause/matching/incident.py: LogModel) ---------------------------------
-  var MAX_FAILURES = 200, MAX_LAUNCHER_RECORDS = 256, MAX_STREAMS = 4096, MESSAGE_LINES = 12, MAX_TEXT = 500;
-  var TIME_BEFORE_TRACEBACK = 2;
-  var INCOMPLETE_TRACEBACK = "a Python traceback whose exception line is not in the log";
-  function raisedWithoutMessage(where, file) {
-    return "a C++ error raised from " + where + " at " + file + ", whose message is not in the log";
+  // The rules rootcause/matching/shared.json declares once, from signatures.json's "shared": set by
+  // `declare` when a Matcher is made (a site's matcher and its signatures come from one build).
+  var shared = null, TIME_RULES = [], DAYS_BEFORE = [], MAX_FAILURES, MAX_LAUNCHER_RECORDS, MAX_STREAMS, MESSAGE_LINES,
+    MAX_TEXT, TIME_BEFORE_TRACEBACK, INCOMPLETE_TRACEBACK, CONSEQUENCE_HINTS, STOPPED_BY_LAUNCHER, STOP_SIGNALS,
+    CONFIDENCE_WORDS, CONSEQUENCE_WORDS;
+  function declare(data) {
+    shared = data.shared;
+    var limits = shared.limits;
+    NEEDS = data.decoration_needs;
+    TIME_RULES = shared.time_rules.map(function (rule) { return new RegExp(rule[1]); });
+    DAYS_BEFORE = shared.days_before;
+    MAX_FAILURES = limits.max_failures; MAX_LAUNCHER_RECORDS = limits.max_launcher_records;
+    MAX_STREAMS = limits.max_streams; MESSAGE_LINES = limits.message_lines; MAX_TEXT = limits.max_text;
+    TIME_BEFORE_TRACEBACK = limits.time_before_traceback;
+    INCOMPLETE_TRACEBACK = shared.incomplete_traceback;
+    CONSEQUENCE_HINTS = new RegExp(shared.consequence_hints);
+    STOPPED_BY_LAUNCHER = new Set(shared.stopped_by_launcher);
+    STOP_SIGNALS = new Set(shared.stop_signals);
+    CONFIDENCE_WORDS = shared.confidence_words;
+    CONSEQUENCE_WORDS = shared.consequence_words;
   }
-  var CONSEQUENCE_HINTS = new RegExp(
-    "Connection closed by peer|Connection reset by peer|Broken pipe|ChildFailedError|CalledProcessError|" +
-    "returned non-zero exit status|died with <Signals|communicator was aborted|Socket Timeout|timed out|" +
-    "Timed out|DistNetworkError|KeyboardInterrupt|SIGTERM|Signal 15 |heartbeat|[Ww]atchdog");
-  var STOPPED_BY_LAUNCHER = new Set([-15, 143, -2, 130]);
-  var STOP_SIGNALS = new Set(["SIGTERM", "SIGINT", "SIGHUP"]);
+  function raisedWithoutMessage(where, file) {
+    return shared.raised_without_message.replace("{0}", function () { return where; })
+      .replace("{1}", function () { return file; });
+  }
 
   function cutText(text) {
     var points = Array.from(text);
@@ -296,14 +305,14 @@
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
     this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
-    this.said = new Map(); this.messageEvents = new Set(); this.backtraceGap = 3;
-    this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null;
+    this.said = new Map(); this.saidLast = -1; this.messageEvents = new Set(); this.backtraceGap = 3;
+    this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null; this.finished = false;
   }
   LogModel.prototype.stream = function (line) {
     var state = this.streams.get(line.stream);
     if (!state) {
-      state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, lastLine: 0,
-                lastTime: null, chained: false, group: 0 };
+      state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, frame: null,
+                lastLine: 0, lastTime: null, chained: false, group: 0 };
       if (this.streams.size < MAX_STREAMS) this.streams.set(line.stream, state);
     }
     return state;
@@ -314,7 +323,8 @@
   };
   LogModel.prototype.failure = function (number, line, kind, text) {
     return { line: number, stream: line.stream, rank: line.rank, host: line.host, time: line.time, kind: kind,
-             text: cutText(text), location: null, start: number, group: 0, end: number, explainedBy: null, consequence: false };
+             text: cutText(text), location: null, frame: null, start: number, group: 0, end: number, explainedBy: null,
+             consequence: false };
   };
   LogModel.prototype.saturated = function () { return this.failures.length >= MAX_FAILURES; };
   LogModel.prototype.feed = function (number, line, kind, groups) {
@@ -322,10 +332,11 @@
     if (line.rank !== null) this.ranksSeen.add(line.rank);
     var state = this.stream(line);
     if (line.time) state.lastTime = [line.time, number];
-    if (this.messageEvents.has(kind)) this.said.set(line.stream, number);
+    if (this.messageEvents.has(kind)) { this.said.set(line.stream, number); this.saidLast = number; }
     if (kind === "traceback") {
       if (!state.chained) { this.groups++; state.group = this.groups; }
       state.tracebackOpen = true; state.tracebackStart = number; state.lastFrame = null; state.chained = false;
+      state.frame = null;
       state.lastLine = number;
     } else if (kind === "frame") {
       if (!state.tracebackOpen) {
@@ -333,9 +344,13 @@
         state.tracebackOpen = true; state.tracebackStart = number; state.chained = false;
       }
       state.lastFrame = 'File "' + groups[0] + '", line ' + groups[1] + ", in " + groups[2];
+      state.frame = [number, groups[0], groups[2], false];
       state.lastLine = number;
     } else if (kind === "chain") {
       state.chained = true;
+    } else if (kind === "raise") {
+      var frame = state.frame;
+      if (state.tracebackOpen && frame && number - frame[0] > 0 && number - frame[0] <= 2) state.frame = [frame[0], frame[1], frame[2], true];
     } else if (kind === "exception") {
       this.exception(number, line, state, groups);
       var fp = this.fingerprint ? this.fingerprint.exec(line.text) : null;
@@ -358,7 +373,8 @@
       }
     } else if (kind === "cpp-raised") {
       // incident.LogModel.feed: a backtrace right below a message is that message's
-      var said = this.said.get(line.stream);
+      // an unprefixed backtrace may follow any process's message
+      var said = line.stream ? this.said.get(line.stream) : (this.saidLast >= 0 ? this.saidLast : undefined);
       if (!this.raised && (said === undefined || number - said > this.backtraceGap)) {
         this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
       }
@@ -403,7 +419,7 @@
     if (!(state.tracebackOpen || state.chained) && line.text.indexOf(":") < 0) return;
     if (!state.tracebackOpen && !state.chained) { this.groups++; state.group = this.groups; }
     var failure = this.failure(number, line, "exception", message ? name + ": " + message : name);
-    failure.location = state.lastFrame;
+    failure.location = state.lastFrame; failure.frame = state.frame;
     failure.start = state.tracebackOpen ? state.tracebackStart : number;
     if (failure.time === null && state.lastTime && line.stream &&
         failure.start - state.lastTime[1] >= 0 && failure.start - state.lastTime[1] <= TIME_BEFORE_TRACEBACK) {
@@ -413,7 +429,7 @@
     failure.end = number;
     this.failures.forEach(function (other) { if (other.group === failure.group && other.stream === failure.stream) other.end = number; });
     this.add(failure);
-    state.tracebackOpen = false; state.lastFrame = null; state.chained = false;
+    state.tracebackOpen = false; state.lastFrame = null; state.chained = false; state.frame = null;
   };
   LogModel.prototype.launcherLine = function (number, line, kind, groups) {
     if (this.launcher.length >= MAX_LAUNCHER_RECORDS) return;
@@ -453,12 +469,15 @@
     } else if (name === "traceback" && !record.message) record.message = cutText(value);
   };
   LogModel.prototype.finish = function () {
+    if (this.finished) return;
+    this.finished = true;
     var self = this;
     this.streams.forEach(function (state, stream) {
       if (state.tracebackOpen) {
         var failure = { line: state.tracebackStart, stream: stream, rank: state.rank, host: state.host, time: null, kind: "exception",
-                        text: INCOMPLETE_TRACEBACK, location: state.lastFrame, start: state.tracebackStart, group: state.group,
-                        end: Math.max(state.lastLine, state.tracebackStart), explainedBy: null, consequence: false };
+                        text: INCOMPLETE_TRACEBACK, location: state.lastFrame, frame: state.frame, start: state.tracebackStart,
+                        group: state.group, end: Math.max(state.lastLine, state.tracebackStart), explainedBy: null,
+                        consequence: false };
         self.add(failure);
         state.tracebackOpen = false;
       }
@@ -829,6 +848,7 @@
   function foldAnchor(anchor) { return anchor.split(/[ \t]+/).join(" "); }
 
   function Matcher(data) {
+    declare(data);
     this.data = data;
     this.limits = data.limits;
     this.rules = compileRules(data.rules);
@@ -839,13 +859,13 @@
     this.sureCore = data.sure_core || 30;
     this.frameGap = data.frame_gap || 4;
     var eventAnchors = data.event_anchors || [];
-    var anchors = [], byAnchor = [], position = new Map();
+    var anchors = [], byAnchor = [], position = new Map(), byFunction = new Map();
     engine();
     this.signatures = data.signatures.map(function (s) {
       var where = "signature " + (s.index + 1) + " of entry " + s.entry;
       var sig = {
         entry: s.entry, index: s.index, specificity: s.specificity, within: s.within || data.limits.default_within,
-        multiline: s.steps.length > 1, core: s.core || "",
+        multiline: s.steps.length > 1, core: s.core || "", frames: s.frames || [], raises: s.raises || "",
         steps: s.steps.map(function (p) { return new SignatureRegex(p[0], where); }),
         unless: (s.unless || []).map(function (p) { return new SignatureRegex(p[0], where + " (unless)"); })
       };
@@ -855,8 +875,15 @@
         var bucket = byAnchor[position.get(anchor)];
         if (!bucket.length || bucket[bucket.length - 1] !== sig) bucket.push(sig);
       });
+      // anchors.SignatureTable.by_function: the signatures that name a raising frame in a function
+      sig.frames.forEach(function (frame) {
+        if (!byFunction.has(frame[1])) byFunction.set(frame[1], []);
+        var bucket = byFunction.get(frame[1]);
+        if (!bucket.length || bucket[bucket.length - 1] !== sig) bucket.push(sig);
+      });
       return sig;
     });
+    this.byFunction = byFunction;
     this.byAnchor = byAnchor;
     this.anchorCount = anchors.length;
     this.anchors = anchors;
@@ -1045,8 +1072,9 @@
         if (event[0] === "frame") this.frameAt.set(line.stream, n);
       }
     }
-    // scanner._take_line: or the place of a traceback's exception line, its class cut off
-    if (!event) {
+    // scanner._take_line: or the place of a traceback's exception line, its class cut off (a
+    // frame's `raise` source line is such a place too)
+    if (!event || event[0] === "raise") {
       var frame = this.frameAt.has(line.stream) ? this.frameAt.get(line.stream) : -m.frameGap - 1;
       isError = n - frame > 0 && n - frame <= m.frameGap;
     }
@@ -1104,14 +1132,56 @@
         m.lines.forEach(function (k) { kept.add(k); });
       });
     });
+    hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
+    this.model.finish();
+    frameMatches(this.model.failures, this.matcher.byFunction, matches).forEach(function (found) {
+      var m = found[0];
+      matches.push(m);
+      hitLines.set(m.lines[0], found[1]);
+      if (!matchLines.has(m.sig.entry)) matchLines.set(m.sig.entry, []);
+      matchLines.get(m.sig.entry).push(m.lines[0]);
+    });
     matches.sort(function (a, b) {
       return a.lines[0] - b.lines[0] || (a.sig.entry < b.sig.entry ? -1 : a.sig.entry > b.sig.entry ? 1 : 0) || a.sig.index - b.sig.index;
     });
-    hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
     this.perSig = null;
     this.done = { linesScanned: this.lines, matches: matches, hitLines: hitLines, matchLines: matchLines, model: this.model };
     return this.done;
   };
+
+  // scanner.frame_matches: a traceback cut before its message, named by its declared raising frame
+  function frameMatches(failures, byFunction, matches) {
+    var found = [];
+    failures.forEach(function (failure) {
+      if (failure.kind !== "exception" || !failure.frame) return;
+      var number = failure.frame[0], path = failure.frame[1].split("\\").join("/"), fn = failure.frame[2];
+      var sigs = byFunction.get(fn);
+      if (!sigs || covered(failure, matches)) return;
+      var shown = failure.text === INCOMPLETE_TRACEBACK ? "" : failure.text.split(":")[0].split(".").pop();
+      if (!shown && !failure.frame[3]) return;
+      for (var i = 0; i < sigs.length; i++) {
+        var sig = sigs[i];
+        if (shown && shown !== sig.raises) continue;
+        var hit = sig.frames.some(function (frame) {
+          var suffix = frame[0];
+          return frame[1] === fn && (path === suffix || (path.length > suffix.length && path.slice(-suffix.length - 1) === "/" + suffix));
+        });
+        if (hit) {
+          found.push([{ sig: sig, lines: [number], stream: failure.stream, byCore: false, byFrame: true },
+                      makeLine(failure.location || "", failure.rank, failure.host, null)]);
+          break;
+        }
+      }
+    });
+    return found;
+  }
+  // scanner._covered: a signature matched a line of the failure's traceback or just below it
+  function covered(failure, matches) {
+    var end = failure.end + MESSAGE_LINES;
+    return matches.some(function (m) {
+      return fits(m.stream, failure.stream) && m.lines.some(function (n) { return failure.start <= n && n <= end; });
+    });
+  }
 
   Scan.prototype.finish = function (top) { return this.matcher.reportOf(this.result(), top); };
 
@@ -1136,8 +1206,17 @@
     });
     var findings = [];
     byEntry.forEach(function (matches, entry) {
+      var firstMatch = minBy(matches, function (m) { return [m.lines[0], 0]; });
+      var line = scan.hitLines.get(firstMatch.lines[0]);
+      var lines = (scan.matchLines.get(entry) || []).slice().sort(function (a, b) { return a - b; });
+      var read = matches.filter(function (m) { return !m.byFrame; });
+      if (!read.length) {   // ranking.findings_of: the message is not in the log, its raising frame is
+        findings.push({ entry: entry, score: shared.frame_score, confidence: "medium", matches: matches, first: firstMatch.lines[0],
+                        matchLines: lines, firstText: line ? line.text : "", persisted: false, byFrame: true });
+        return;
+      }
       var distinct = new Map(), whole = new Set();
-      matches.forEach(function (m) { distinct.set(m.sig.index, m.sig); if (!m.byCore) whole.add(m.sig.index); });
+      read.forEach(function (m) { distinct.set(m.sig.index, m.sig); if (!m.byCore) whole.add(m.sig.index); });
       var sigs = Array.from(distinct.values());
       // ranking.findings_of: a signature matched only through its core is evidence of the core's length
       var best = Math.max.apply(null, sigs.map(function (s) { return whole.has(s.index) ? s.specificity : s.core.length; }));
@@ -1145,11 +1224,8 @@
       var multiline = sigs.some(function (s) { return s.multiline; });
       var confidence = whole.size ? (multiline || best >= 40 || sigs.length > 1 ? "high" : best >= 25 ? "medium" : "low")
         : (best >= 25 ? "medium" : "low");
-      var firstMatch = minBy(matches, function (m) { return [m.lines[0], 0]; });
-      var line = scan.hitLines.get(firstMatch.lines[0]);
       findings.push({ entry: entry, score: score, confidence: confidence, matches: matches, first: firstMatch.lines[0],
-                      matchLines: (scan.matchLines.get(entry) || []).slice().sort(function (a, b) { return a - b; }),
-                      firstText: line ? line.text : "", persisted: false });
+                      matchLines: lines, firstText: line ? line.text : "", persisted: false, byFrame: false });
     });
     findings.sort(cmpFinding);
     return findings;
@@ -1191,12 +1267,6 @@
   };
 
   // -- the report (ranking.report_json), field for field (bytes_scanned and "possible" aside) ------
-  var CONFIDENCE_WORDS = {
-    high: "Strong match: the log prints this entry's own error message",
-    medium: "Likely: a specific message of this entry matched",
-    low: "Weak: only a short or generic line matched"
-  };
-  var CONSEQUENCE_WORDS = "A result of the failure above, not a second cause";
 
   // ranking._steady: below the first failure, a consequence carries no strength of its own
   function steady(results, status) {
@@ -1221,7 +1291,7 @@
     return {
       entry: f.entry, title: info ? info.title : f.entry, summary: info ? info.summary : "", url: info ? info.url : "",
       role: roleOf(f, infos),
-      confidence: f.confidence, confidence_text: CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
+      confidence: f.confidence, confidence_text: f.byFrame ? shared.frame_words : CONFIDENCE_WORDS[f.confidence], score: f.score, signatures: sigs,
       ranks: ranks, count: f.matchLines.length, lines: lines.slice(0, limits.max_lines_shown),
       more_lines: Math.max(0, lines.length - limits.max_lines_shown),
       check: info ? info.check : "", check_command: info ? info.check_command : "", fix: info ? info.fix : ""
