@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from .incident import Failure, Incident, LogModel, build_incident
 from .rows import EntryInfo
@@ -144,7 +145,7 @@ PHASES = {
 PHASE_TAIL = 10
 
 
-def stopped_in(report: Report, incident: Incident, infos: dict[str, EntryInfo]) -> dict | None:
+def stopped_in(report: Report, incident: Incident, infos: Mapping[str, EntryInfo]) -> dict | None:
     """Where a log with no failure stops, when its last lines are a start-up phase's: a job that
     hangs there prints nothing more. None otherwise (a log that reaches training, or ends)."""
     model = report.model
@@ -214,7 +215,7 @@ def _failure_json(failure: Failure) -> dict:
 
 def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
-    incident: Incident = report.incident
+    incident = cast(Incident, report.incident)   # (set by `rank`)
     results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
     notes = [_entry_json(f, report, infos) for f in incident.notes]
     first = incident.first
@@ -274,6 +275,7 @@ def headline(incident: Incident, infos: Mapping[str, EntryInfo]) -> str:
             text += (f" {count} error{'s were' if count != 1 else ' was'} printed and handled: the launcher reported "
                      "no failed process.")
         return text + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
+    assert first is not None   # every status but "none" has a first failure (`incident.build_incident`)
     place = where(first.get("rank"), first.get("host")) if first else ""
     if incident.status == "consequences":
         info = infos.get(first["entry"]) if first else None

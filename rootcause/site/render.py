@@ -13,7 +13,9 @@ import heapq
 import posixpath
 import re
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path, PurePosixPath
 
 import jinja2
@@ -92,8 +94,9 @@ class Card:
     reviewed: str         # ISO date
     signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
-    plain_title: str      # the title as plain text (the 404 page's suggestions; kept, as the
-                          # rebuild in place would otherwise convert 10,000 titles twice)
+    plain_title: str      # the title as plain text (the 404 page's suggestions)
+    key: str = field(init=False, repr=False, compare=False)     # set by __post_init__
+    place: str = field(init=False, repr=False, compare=False)   # set by __post_init__
 
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
@@ -108,14 +111,14 @@ class Card:
         `place`: the fields that decide which lists show it and where (`card_lists`)."""
         import hashlib
 
-        fields = repr(tuple(getattr(self, name) for name in self.__dataclass_fields__))
+        fields = repr(tuple(getattr(self, name) for name, f in self.__dataclass_fields__.items() if f.init))
         digest = hashlib.blake2b(fields.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
         object.__setattr__(self, "key", f"Card({self.id!r}, {digest})")
         object.__setattr__(self, "place", repr((self.id, self.severity, self.title, self.category, self.phase,
                                                 self.systems, self.tags, self.reviewed)) + "\n")
 
     def __repr__(self) -> str:
-        return self.key   # type: ignore[attr-defined]  # set by __post_init__
+        return self.key
 
 
 class Cards(list):
@@ -227,7 +230,7 @@ class _Sandbox(SandboxedEnvironment):
 
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
-                 content_tabs: list[tuple[str, str]] = (), keep_compiled: bool = False):
+                 content_tabs: Sequence[tuple[str, str]] = (), keep_compiled: bool = False):
         """`keep_compiled`: load and keep compiled templates in the user's cache folder
         (`template_cache`), as builds that write the build cache do (`--force` too: the code is
         checked against the template's source, so it is never stale); with the cache off they
@@ -278,7 +281,7 @@ class Renderer:
                 return (root + target) if (root + target) else "./"
             path, hash_, fragment = target.partition("#")
             parts = _plain_parts(path) if type(target) is str and here_parts is not None else None
-            if parts is None:
+            if parts is None or here_parts is None:   # (parts is None when here_parts is)
                 relative = posixpath.relpath(path or ".", here if here != "." else ".")
             else:  # what relpath gives for plain relative paths, without its two abspath calls
                 shared = 0
@@ -328,7 +331,7 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     systems = config.vocabularies.systems
     fixed = [a for a in entry.affected if a.fixed]
     if fixed:   # the Affected table lists the ranges; the FAQ answers the question readers ask
-        parts = []
+        parts: list[str] = []
         for a in fixed:
             name = systems[a.system].title if a.system in systems else a.system
             note = " ".join(a.note.split()) if a.note else ""
@@ -519,7 +522,7 @@ def card_lists(config: SiteConfig, cards: dict[str, Card]) -> CardLists:
     # sorted too (the sort is stable: ties stay in id order, as sorting each list would leave them)
     every = sorted(cards.values(), key=lambda c: (severity_order[c.severity], c.title.lower()))
 
-    counts = {
+    counts: dict[str, Any] = {
         "categories": {k: 0 for k in vocab.categories}, "systems": {k: 0 for k in vocab.systems},
         "tags": {k: 0 for k in vocab.tags}, "phases": {k: 0 for k in vocab.phases},
         "severities": {k: 0 for k in vocab.severities},
@@ -579,7 +582,7 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     # the entries index: most severe first; once it runs over several pages, each page names the
     # page where every severity begins, and the first page keeps the #severity-<key> anchors that
     # entry pages link to (on the item of a severity that begins further on)
-    begins = {}
+    begins: dict[str, int] = {}
     for n, c in enumerate(every):
         begins.setdefault(c.severity, n // size)
     for number, (directory, cards_here, pager) in enumerate(_paged("entries/", every, size)):
@@ -604,7 +607,7 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         # grouped by phase, most severe first within one: paged in that order, and each page's
         # phase links go to the page where the phase begins
         rows = [(p, cards[i]) for p, i in lists.by_system[key]]
-        first = {}
+        first: dict[str, int] = {}
         for n, (p, _c) in enumerate(rows):
             first.setdefault(p, n // size)
         phase_counts = {p: 0 for p in vocab.phases}
@@ -651,7 +654,7 @@ def _paged(directory: str, items: list, size: int) -> list[tuple[str, list, dict
     count = max(1, -(-len(items) // size))
     if count == 1:
         return [(directory, items, None)]
-    pages = []
+    pages: list[tuple[str, list, dict | None]] = []
     for number in range(count):
         shown = sorted({0, count - 1, *range(max(0, number - 2), min(count, number + 3))})
         links: list[tuple[int | None, str | None]] = []
