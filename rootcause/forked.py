@@ -1,10 +1,9 @@
 """One piece of work done in a forked child while this process goes on with the next.
 
-A rebuild in place is a short chain of steps run one after the other on one core; two of them
-read nothing the others make and are long enough to matter (proving the site is as the last
-build left it: an `lstat` per file, 12,500 at 10,000 entries; storing the diagnosis index). A
-forked child does one of them beside the rest, on another core, and hands back a small answer
-through a pipe. Forking is not free: every memory page either process writes to afterwards is
+Used where a step reads nothing the others make and is long enough to matter (walking the
+inputs while the build's modules load; each of `serve`'s builds, whose allocations then go with
+the child; storing the diagnosis index after the site is written). A forked child does it
+beside the rest, on another core, and hands back a small answer through a pipe. Forking is not free: every memory page either process writes to afterwards is
 copied, so it pays only for work that is long and touches little. It is an optimisation only:
 where there is no `fork`, where the fork fails, or when the child fails in any way (an
 exception, a signal, an answer that does not unpickle), the work is done here, as if nothing

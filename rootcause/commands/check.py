@@ -47,7 +47,7 @@ def run(args) -> int:
     # the build cache's entry records (see `catalog.load_catalog`): an entry whose file, path,
     # site.yml and code are those of a record is validated again from it, not parsed and checked
     # again; the checks across entries always run. Records are added, never pruned here: the
-    # rebuild in place may still need the ones of entries edited since the last build.
+    # next build may still need the ones of entries edited since the last build.
     records = RecordStore(Path(args.root), ENTRY_RECORDS)
     project, diagnostics = open_project(Path(args.root), store=records, version=build_version())
     if project is not None and not any(d.severity == "error" for d in diagnostics):

@@ -12,8 +12,8 @@ share of the checks across entries, of the index and of the pages, every page's 
 build runs in a forked child that inherits them and reruns the pipeline over them: an edit
 recomputes the changed entry, the stages whose inputs it changed and the pages it reaches, and
 rewrites in place only the files whose bytes changed. What the build allocates goes with the
-child (600 MB at 10,000 entries for a first build, which CPython's allocator would otherwise
-keep for the life of the server); it sends back only the results it added, and answers before
+child (hundreds of MB for a first build at 10,000 entries: bench/README.md; CPython's allocator
+would otherwise keep it for the life of the server); it sends back only the results it added, and answers before
 it stores the diagnosis index, which the next build waits for.
 """
 

@@ -745,7 +745,7 @@ def near_duplicates(catalog: Catalog, kept: Kept | None = None) -> list[Diagnost
 
 
 def weights_record(loaded) -> bytes:
-    """An entry's search-term weights as `marshal` bytes: how `serve` keeps them (a tenth of the
+    """An entry's search-term weights as `marshal` bytes: how `serve` keeps them (far less than the
     memory of the dictionary)."""
     return marshal.dumps(loaded.search_weights)
 

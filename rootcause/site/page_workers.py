@@ -23,7 +23,7 @@ from pathlib import Path
 from ..forked import quiet_worker
 
 # multiprocessing, concurrent.futures, pickle and hashlib are imported where workers start:
-# a build of a small site, and every rebuild in place, never need them (30 ms of start-up)
+# a build of a small site, and most of `serve`'s builds, never need them
 
 #: pages it takes before rendering is shared with workers
 PARALLEL_PAGES = 400
