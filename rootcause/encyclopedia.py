@@ -217,7 +217,8 @@ class Encyclopedia:
         for path in paths:
             if path != "-" and Path(path).is_dir():
                 raise UnreadableLog(f"{path}: is a folder; name the log files in it (e.g. {path.rstrip('/')}/*.log)")
-            if path != "-" and not Path(path).is_file():
+            # a named pipe, `<(...)` (/dev/fd/63) and /dev/stdin are logs too: only what is not there is refused
+            if path != "-" and not os.path.exists(path):
                 raise UnreadableLog(f"{path}: no such file")
         try:
             return self.report(self.scanner.scan_paths(each()), top)

@@ -72,3 +72,48 @@ def test_serve_answers_200_concurrent_requests(small_project: Path):
         server.wait(timeout=10)
         output.thread.join(timeout=5)
     assert "Traceback" not in output.text()
+
+
+# -- (c) ------------------------------------------------------------------------------------------
+def diagnose_json(site: Path, *args: str, **options) -> tuple[int, dict | None, str]:
+    result = subprocess.run([sys.executable, "-m", "rootcause", "diagnose", "--site", str(site), "--json", *args],
+                            capture_output=True, timeout=120, **options)
+    assert b"Traceback" not in result.stderr
+    return result.returncode, json.loads(result.stdout) if result.stdout else None, result.stderr.decode()
+
+
+def found(report: dict | None) -> list[str]:
+    return [r["entry"] for r in report["results"]] if report else []
+
+
+def test_diagnose_reads_a_named_pipe(tmp_path_factory, tmp_path):
+    site = fixture_site(tmp_path_factory)
+    fifo = tmp_path / "train.log"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "wb") as pipe:
+            pipe.write(LOG)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    code, report, stderr = diagnose_json(site, str(fifo))
+    writer.join(10)
+    assert (code, found(report)) == (0, ["cuda-out-of-memory"]), stderr
+
+
+def test_diagnose_reads_process_substitution_and_dev_stdin(tmp_path_factory, tmp_path):
+    site = fixture_site(tmp_path_factory)
+    log = tmp_path / "train.log"
+    log.write_bytes(LOG)
+    command = f"{sys.executable} -m rootcause diagnose --site {site} --json <(cat {log})"
+    result = subprocess.run(["bash", "-c", command], capture_output=True, timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    assert found(json.loads(result.stdout)) == ["cuda-out-of-memory"]
+    code, report, stderr = diagnose_json(site, "/dev/stdin", input=LOG)
+    assert (code, found(report)) == (0, ["cuda-out-of-memory"]), stderr
+    with open(log, "rb") as stdin:   # /dev/stdin as a file, not a pipe
+        code, report, stderr = diagnose_json(site, "/dev/stdin", stdin=stdin)
+    assert (code, found(report)) == (0, ["cuda-out-of-memory"]), stderr
+    code, report, stderr = diagnose_json(site, str(tmp_path / "missing.log"))
+    assert code == 2 and stderr == f"rootcause diagnose: {tmp_path / 'missing.log'}: no such file\n"
