@@ -117,3 +117,14 @@ def test_diagnose_reads_process_substitution_and_dev_stdin(tmp_path_factory, tmp
     assert (code, found(report)) == (0, ["cuda-out-of-memory"]), stderr
     code, report, stderr = diagnose_json(site, str(tmp_path / "missing.log"))
     assert code == 2 and stderr == f"rootcause diagnose: {tmp_path / 'missing.log'}: no such file\n"
+
+
+# -- (e) ------------------------------------------------------------------------------------------
+def test_a_content_page_with_crlf_line_ends_keeps_its_front_matter(small_project: Path):
+    page = "---\ntitle: Field guide\ndescription: How to read a failed run.\norder: 5\n---\n\nRead the **first** error.\n"
+    (small_project / "content" / "guide.md").write_bytes(page.replace("\n", "\r\n").encode())
+    result = run_cli("--root", str(small_project), "build", timeout=120)
+    assert result.returncode == 0, result.stderr.decode()
+    html = (small_project / "site" / "guide" / "index.html").read_text()
+    assert "<title>Field guide" in html and "How to read a failed run." in html
+    assert "<strong>first</strong>" in html and "title: Field guide" not in html
