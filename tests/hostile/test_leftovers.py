@@ -128,3 +128,26 @@ def test_a_content_page_with_crlf_line_ends_keeps_its_front_matter(small_project
     html = (small_project / "site" / "guide" / "index.html").read_text()
     assert "<title>Field guide" in html and "How to read a failed run." in html
     assert "<strong>first</strong>" in html and "title: Field guide" not in html
+
+
+# -- (f) ------------------------------------------------------------------------------------------
+def test_an_example_line_past_4096_characters_is_told_exactly_what_to_do(small_project: Path):
+    """Every line of the seed entry's first example pushed past the 4,096 characters a line is
+    read up to (5,000 characters of noise before what was printed)."""
+    entry = small_project / "entries" / SEED_ENTRY.name
+    lines = entry.read_text(encoding="utf-8").split("\n")
+    start = lines.index("      - log: |") + 1
+    end = start
+    while lines[end].startswith("          "):
+        lines[end] = "          " + "x" * 5000 + " " + lines[end][10:]
+        end += 1
+    entry.write_text("\n".join(lines), encoding="utf-8")
+    first = len(lines[start]) - 10
+    result = run_cli("--root", str(small_project), "check", timeout=120)
+    output = result.stderr.decode() + result.stdout.decode()
+    assert result.returncode == 1, output
+    assert (f"error[E033]: signature 1 does not match its example 1: line 1 of the example has {first:,} characters, "
+            "and a log's line is read only up to its first 4,096 — make the signature match text within the first "
+            "4,096 characters of that line (diagnose never reads past them, so text beyond them cannot identify the "
+            "failure), and cut the example's line to those 4,096 characters") in output, output
+    assert "copy the text exactly as printed" not in output
