@@ -204,6 +204,8 @@ class Encyclopedia:
         data = report_json(rank(scanned, self.consequences, self.infos), self.infos, top)
         data["possible"] = possible_entries(self.search, data["unknown"], self.infos)
         data["encyclopedia"] = self.origin.as_json()
+        if scanned.unread:   # a log read only up to junk after its last gzip member (the browser says the same)
+            data["unread"] = scanned.unread
         return data
 
     def _read(self, paths: list[str], top: int, reading: list | None) -> dict:
