@@ -204,6 +204,8 @@ class Encyclopedia:
         data = report_json(rank(scanned, self.consequences, self.infos), self.infos, top)
         data["possible"] = possible_entries(self.search, data["unknown"], self.infos)
         data["encyclopedia"] = self.origin.as_json()
+        if scanned.unread:   # a log read only up to junk after its last gzip member (the browser says the same)
+            data["unread"] = scanned.unread
         return data
 
     def _read(self, paths: list[str], top: int, reading: list | None) -> dict:
@@ -217,7 +219,8 @@ class Encyclopedia:
         for path in paths:
             if path != "-" and Path(path).is_dir():
                 raise UnreadableLog(f"{path}: is a folder; name the log files in it (e.g. {path.rstrip('/')}/*.log)")
-            if path != "-" and not Path(path).is_file():
+            # a named pipe, `<(...)` (/dev/fd/63) and /dev/stdin are logs too: only what is not there is refused
+            if path != "-" and not os.path.exists(path):
                 raise UnreadableLog(f"{path}: no such file")
         try:
             return self.report(self.scanner.scan_paths(each()), top)

@@ -69,6 +69,10 @@ def run(args) -> int:
         data = encyclopedia.diagnose_paths(logs, args.top)
     except DiagnosisError as error:
         return fail("diagnose", error)
+    for unread in data.get("unread", []):
+        print(printable(f"rootcause diagnose: warning: {'standard input' if unread['log'] == '-' else unread['log']}: "
+                        f"not all of the log was read: {unread['reason']}; the report covers what came before it",
+                        one_line=True), file=sys.stderr)
     try:
         if args.json:
             json.dump(data, sys.stdout, indent=2)

@@ -96,6 +96,9 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
         if text is None:
             problems.extend(read_problems)
             continue
+        # line ends as Markdown reads them: a page saved with CRLF (or CR) ends is the same page,
+        # its front matter found and its lines numbered alike
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         meta: dict = {}
         body = text
         if text.startswith("---\n"):
