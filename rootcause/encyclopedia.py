@@ -24,6 +24,7 @@ import os
 import shutil
 import zlib
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -222,19 +223,29 @@ class Encyclopedia:
             # a named pipe, `<(...)` (/dev/fd/63) and /dev/stdin are logs too: only what is not there is refused
             if path != "-" and not os.path.exists(path):
                 raise UnreadableLog(f"{path}: no such file")
-        try:
+        with reading_errors(reading):
             return self.report(self.scanner.scan_paths(each()), top)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            what = "is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})"
-            raise UnreadableLog(f"{_name(reading)}: the compressed log {what}") from None
-        except OSError as exc:
-            raise UnreadableLog(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}") from None
 
 
-def _name(reading: list | None) -> str:
+@contextmanager
+def reading_errors(reading: list | str):
+    """What reading a log can raise, as `UnreadableLog` naming it (`reading`: its path, or a
+    list kept naming the one being read): a cut-short or corrupt .gz, a read error. Every reader
+    of a log (`diagnose`, `new --from-log`) says it in these words."""
+    try:
+        yield
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        what = ("is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})")
+        raise UnreadableLog(f"{_name(reading)}: the compressed log {what}; decompress it with `gzip -dc` to keep "
+                            "what can be read, and pass that") from None
+    except OSError as exc:
+        raise UnreadableLog(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}") from None
+
+
+def _name(reading: list | str | None) -> str:
     from .text import printable
 
-    log = reading[0] if reading else "-"
+    log = reading if isinstance(reading, str) else reading[0] if reading else "-"
     return "standard input" if log == "-" else printable(log, one_line=True)
 
 

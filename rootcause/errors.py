@@ -68,6 +68,7 @@ CODES: dict[str, str] = {
     "E056": "an example pasted otherwise (prefixed, quoted, cut after its core, re-classed, numbers elided) names another entry or none",
     "E057": "a declared raising frame is shown by no example of its signature, or is declared by two entries",
     "E058": "a field still holds the TODO placeholder that `rootcause new` wrote",
+    "E059": "a content page is named like one of the site's own pages or files (diagnose, entries, search, ...)",
 }
 
 

@@ -14,7 +14,12 @@ scanner fails, the command still runs, unchanged, after a one-line warning. Ctrl
 user's decision, not a failure: the terminal delivers it to the command itself (it is in the
 terminal's foreground group with us), so `run` does not send it again, stops reading the
 output for the diagnosis at that moment (what follows is the job's teardown), and says
-"interrupted by you".
+"interrupted by you". This is sudo's rule: SIGINT and SIGQUIT (the terminal's Ctrl-C and
+Ctrl-\\) are relayed only when the terminal cannot have sent them to the command already, that
+is when our process group is not the foreground group of our controlling terminal (`/dev/tty`,
+whatever the standard streams were redirected to: `run ... </dev/null >log 2>&1` typed at a
+terminal still gets the terminal's Ctrl-C). The command stays in our group, in the terminal's
+foreground, so that it can read the terminal (a debugger's prompt) and Ctrl-Z stops the job.
 """
 
 from __future__ import annotations
@@ -29,16 +34,21 @@ import sys
 import threading
 import time
 
+from ..matching.logline import MAX_LINE
+
 #: how many bytes of output may wait for the scanner before the relay waits for it: far more
 #: than any training job prints between two scans (the scanner reads >100 MB/s)
 SCAN_BACKLOG = 64 << 20
-#: a line longer than this keeps only its end (the scanner reads at most 4 MiB of a line)
-MAX_PARTIAL = 1 << 20
+#: a line longer than this keeps only its head, as `diagnose` reads a log (`scanner.LineBlocks`:
+#: a line is read for its first MAX_LINE characters)
+LINE_BYTES = 4 * MAX_LINE
 READ = 1 << 16
 #: once the command has exited, output still arriving from processes it left behind (which
 #: hold its pipes open) is read for this long, then the relay stops
 DRAIN_AFTER_EXIT = 0.5
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: what the terminal sends to its whole foreground group from a key (Ctrl-C, Ctrl-\)
+FROM_KEYS = (signal.SIGINT, signal.SIGQUIT)
 
 
 class LineQueue:
@@ -56,10 +66,17 @@ class LineQueue:
     def feed(self, stream: int, data: bytes) -> None:
         if self._done:
             return
-        data = self._partial.pop(stream, b"") + data
+        head = self._partial.pop(stream, None)   # the start of an unfinished line of this stream
+        if head is not None:
+            newline = data.find(b"\n")
+            if newline < 0:   # the line goes on: its head grows to LINE_BYTES, the rest is dropped
+                self._partial[stream] = head if len(head) >= LINE_BYTES else head + data[:LINE_BYTES - len(head)]
+                return
+            self._put((head + data[:min(newline, LINE_BYTES)])[:LINE_BYTES] + b"\n")
+            data = data[newline + 1:]
         cut = data.rfind(b"\n") + 1
         if cut < len(data):
-            self._partial[stream] = data[cut:][-MAX_PARTIAL:]
+            self._partial[stream] = data[cut:cut + LINE_BYTES]
         if cut:
             self._put(data[:cut])
 
@@ -204,15 +221,20 @@ class _Outcome:
 
 
 def _terminal_signals_us() -> bool:
-    """Is this process in the foreground group of its terminal? Then a Ctrl-C there reached the
-    whole group, the command included, and sending it again would be a second Ctrl-C."""
-    for stream in (sys.stdin, sys.stdout, sys.stderr):
-        try:
-            if stream is not None and stream.isatty():
-                return os.tcgetpgrp(stream.fileno()) == os.getpgrp()
-        except (OSError, ValueError):
-            continue
-    return False
+    """Is this process in the foreground group of its controlling terminal? Then a Ctrl-C there
+    reached the whole group, the command included, and sending it again would be a second
+    Ctrl-C. Asked of `/dev/tty`, the controlling terminal itself: the standard streams may all
+    be redirected while the terminal still signals the group."""
+    try:
+        terminal = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:   # no controlling terminal (ENXIO): a signal came from a process, not a key
+        return False
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(terminal)
 
 
 def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
@@ -243,8 +265,8 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
         if signum == signal.SIGINT:
             state["by_you"] = True
             lines.stop()   # what follows is the job's reaction to the Ctrl-C
-            if _terminal_signals_us():
-                return   # the terminal signalled the command too
+        if signum in FROM_KEYS and _terminal_signals_us():
+            return   # the terminal signalled the command too: once is what the user asked for
         try:
             child.send_signal(signum)
         except ProcessLookupError:

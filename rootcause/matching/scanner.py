@@ -22,7 +22,7 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Iterable, Iterator
 
 import re2
 
@@ -36,6 +36,14 @@ from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
 CHUNK = 1 << 22
+#: a line's first LINE_BYTES bytes hold its first MAX_LINE characters (4 bytes of UTF-8 at most
+#: each), all that a line is read for: the rest of a longer line is never kept
+LINE_BYTES = 4 * MAX_LINE
+#: The memo of parsed candidate lines (`Scanner._line_info`) holds lines up to SHORT_LINE bytes
+#: by the thousand (crash loops and warning floods repeat them) and longer ones, cut to
+#: LINE_BYTES, by the few hundred: at most about 8192 × 2 KiB + 256 × 32 KiB of keys, whatever
+#: the log (keyed by whole lines it held 517 MB of 900 KB lines).
+SHORT_LINE = 2048
 MAX_HITS_PER_SIGNATURE = 1_000   # candidate lines kept per signature: far more than a report shows
 MAX_MATCHES_PER_SIGNATURE = 20
 MAX_LINES_SHOWN = 12
@@ -276,6 +284,46 @@ class _LogReader(io.RawIOBase):
         super().close()
 
 
+class LineBlocks:
+    """A log's whole lines, CHUNK bytes at a time, in bounded memory: iterating gives (data,
+    end), data[:end] being whole lines, each ending with a newline (the last line of the stream
+    gets one). A line that runs past a chunk keeps its first LINE_BYTES bytes (MAX_LINE
+    characters, all a line is read for): the rest is read and dropped up to its newline, so a
+    single line of gigabytes, or a gzip bomb, costs a chunk and a line's head, never the line.
+    One reader for every command that reads a log (`diagnose`, `run`, `new --from-log`)."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        tail = b""
+        skipping = False  # inside a line longer than we keep: drop bytes until its newline
+        while True:
+            chunk = self.stream.read(CHUNK)
+            if not chunk:
+                break
+            self.bytes_read += len(chunk)
+            if skipping:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    continue
+                chunk = chunk[newline:]
+                skipping = False
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                tail = data[:LINE_BYTES]
+                skipping = len(data) > LINE_BYTES
+                continue
+            yield data, cut
+            tail = data[cut:]
+            if len(tail) > LINE_BYTES:
+                tail, skipping = tail[:LINE_BYTES], True
+        if tail:
+            yield tail + b"\n", len(tail) + 1
+
+
 #: Which prefilter reads a block. At first, one of only the anchors that can occur in the block
 #: (`SignatureTable.possible`): it costs a little per byte read, and nothing in advance. The
 #: prefilter of every anchor costs, once, in proportion to their number (seconds at 10,000
@@ -355,7 +403,8 @@ class Scanner:
         self._options = options
         self._fragments: dict[str, str] = {}
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
-        self._cached_info = lru_cache(maxsize=8192)(self._line_info)
+        self._short_info = lru_cache(maxsize=8192)(self._line_info)
+        self._long_info = lru_cache(maxsize=256)(self._line_info)
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
@@ -451,11 +500,20 @@ class Scanner:
         scan.read(stream, 0)
         return scan.finish()
 
+    def _cached_info(self, raw: bytes) -> tuple:
+        """`_line_info`, memoised per scanner: a log that repeats lines, as crash loops and
+        warning floods do, parses each distinct line once. A line longer than LINE_BYTES is
+        looked up by its first LINE_BYTES bytes, all that its parse reads (`parse_line` keeps
+        MAX_LINE characters), so that the memo never holds a long line whole."""
+        if len(raw) <= SHORT_LINE:
+            return self._short_info(raw)
+        if len(raw) > LINE_BYTES:
+            raw = b"\n".join(part[:LINE_BYTES] for part in raw.split(b"\n"))
+        return self._long_info(raw)
+
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures by number, does any of their patterns match it, its event). Memoised per
-        scanner (`_cached_info`): a log that repeats lines, as crash loops and warning floods do,
-        parses each distinct line once."""
+        signatures by number, does any of their patterns match it, its event)."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
@@ -591,32 +649,12 @@ class _Scan:
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
         """Feed chunks; returns the line number after the last line (for several files in a row)."""
         line_number = first_line
-        tail = b""
-        skipping = False  # inside a line longer than we keep: drop bytes until its newline
-        head_bytes = 4 * MAX_LINE  # MAX_LINE characters of UTF-8 at most
-        while True:
-            chunk = stream.read(CHUNK)
-            if not chunk:
-                break
-            report.bytes_scanned += len(chunk)
-            if skipping:
-                newline = chunk.find(b"\n")
-                if newline < 0:
-                    continue
-                chunk = chunk[newline:]
-                skipping = False
-            data = tail + chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                tail = data[:head_bytes]
-                skipping = len(data) > head_bytes
-                continue
-            line_number = self._scan_block(data, cut, line_number, report, per_signature)
-            tail = data[cut:]
-            if len(tail) > head_bytes:
-                tail, skipping = tail[:head_bytes], True
-        if tail:
-            line_number = self._scan_block(tail + b"\n", len(tail) + 1, line_number, report, per_signature)
+        blocks = LineBlocks(stream)
+        before = report.bytes_scanned
+        for data, end in blocks:
+            report.bytes_scanned = before + blocks.bytes_read
+            line_number = self._scan_block(data, end, line_number, report, per_signature)
+        report.bytes_scanned = before + blocks.bytes_read
         report.lines_scanned = line_number
         return line_number
 
