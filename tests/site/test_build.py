@@ -191,8 +191,16 @@ def test_links_resolve_inside_the_site(site: Path):
 
 
 def test_404_page_links_from_the_configured_sub_path(site: Path):
-    tree = html(site / "404.html")
-    assert tree.css_first('link[rel="stylesheet"]').attributes["href"].startswith("/rootcause/assets/")
+    """Its assets are written for the configured sub-path, inside an inert <template> that its
+    script adds to the page under the path the site is really at: none is requested before."""
+    text = (site / "404.html").read_text(encoding="utf-8")
+    head = text[text.index("<head>"):text.index("</head>")]
+    kept = head[head.index('<template id="rc-assets">'):head.index("</template>")]
+    outside = head.replace(kept, "")
+    assert not re.search(r"<link [^>]*rel=\"(?:stylesheet|icon)\"|<script src=", outside), outside
+    hrefs = re.findall(r'(?:href|src)="([^"]+)"', kept)
+    assert len(hrefs) == 7 and all(h.startswith("/rootcause/") for h in hrefs), hrefs
+    assert all((site / h[len("/rootcause/"):]).is_file() for h in hrefs), hrefs
 
 
 def _entries_of_system() -> dict[str, dict[str, str]]:
