@@ -2,8 +2,9 @@
 
 A problem is a `Diagnostic`: where (file, line, column), a stable code, what is wrong and how to
 fix it. Stages collect diagnostics instead of raising on the first one, because a contributor
-wants every problem of an entry in one run. `CODES` documents every code; `docs/errors.md`-style
-help is generated from it (`rootcause check --explain E012`).
+wants every problem of an entry in one run. `CODES` names every code in one line; the long
+explanations (`rootcause check --explain E012`, and the codes section of
+content/writing-entries.md) are in `explanations.py`.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, bundled_theme, read_regular
+from ..matching.readable import readable
 from ..text import plain
 from .content import ContentPage, inline, markdown
 from .highlight import highlight, mark_matches
@@ -90,7 +91,8 @@ class Card:
     phase: str
     tags: tuple[str, ...]
     reviewed: str         # ISO date
-    signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
+    signature: str        # the first signature as a message, its variable parts named (`readable`); ""
+                          # for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
     plain_title: str      # the title as plain text (the 404 page's suggestions; kept, as the
                           # rebuild in place would otherwise convert 10,000 titles twice)
@@ -99,8 +101,14 @@ class Card:
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
-                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step,
+                   tuple(e.tags), e.reviewed.isoformat(), _readable(e.signatures[0]) if e.signatures else "", e.fix[0].step,
                    plain(e.title))
+
+
+def _readable(signature) -> str:
+    """A signature as hub tables show it: each step's message with named placeholders, never a regex."""
+    return "\n".join(readable(step.pattern) if step.pattern is not None else readable(step.regex, regex=True)
+                     for step in (signature.lines or [signature]))
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
@@ -707,7 +715,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "source_url": f"{config.repository.rstrip('/')}/blob/{config.branch}/{loaded.path}",
-                 "examples_shown": examples_shown(entry),
+                 "compact_examples": compact_examples(entry),
                  "report_url": _report_url(config, loaded)},
     )
 
@@ -717,11 +725,12 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
 BACKLINKS_SHOWN = 5
 
 
-def examples_shown(entry) -> int:
-    """Example logs a page shows per signature (real ones first; all are in the entry's file):
-    an entry with many signatures shows fewer of each, so that its page stays within budget."""
-    signatures = len(entry.signatures)
-    return 3 if signatures <= 2 else 2 if signatures == 3 else 1
+def compact_examples(entry) -> int:
+    """How short the first example log of each signature is cut around its match (`mark_matches`'
+    `compact`; the others one step shorter, and at least to 3 lines): a page shows every example,
+    real ones first, so one with many signatures cuts them shorter and stays within budget (the
+    whole logs are in the entry's file)."""
+    return min(3, max(0, len(entry.signatures) - 2))
 
 
 def _group_links(links: list[tuple[str, "Card"]], own: int = 0,
