@@ -131,7 +131,29 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=3, help="how many entries to report (default 3)")
     p.add_argument("--always", action="store_true", help="diagnose even when the command succeeds")
     p.add_argument("--no-pty", action="store_true", help="use pipes even when the output is a terminal")
+    p.add_argument("--flight-recorder", metavar="DIR",
+                   help="turn on PyTorch's Flight Recorder for the command (TORCH_FR_BUFFER_SIZE, dumps on a "
+                        "NCCL timeout into DIR/rank_<N>) and, when it fails, read the dumps it left there")
     p.set_defaults(func=run)
+
+
+#: what `--flight-recorder DIR` sets for the command; a variable the user set already is kept
+FLIGHT_RECORDER_DEFAULTS = {
+    "TORCH_FR_BUFFER_SIZE": "2000",          # the ring buffer: entries kept per process
+    "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",  # its older name, for releases before TORCH_FR_*
+    "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",       # NCCL's watchdog dumps every rank when one times out
+}
+
+
+def flight_recorder_env(folder: str) -> dict[str, str]:
+    """The child's environment with the Flight Recorder on and its dumps going to `folder`."""
+    env = dict(os.environ)
+    for key, value in FLIGHT_RECORDER_DEFAULTS.items():
+        env.setdefault(key, value)
+    prefix = os.path.join(os.path.abspath(folder), "rank_")
+    env["TORCH_FR_DUMP_TEMP_FILE"] = prefix          # the dump of rank N is written to PREFIX + N
+    env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = prefix  # its older name
+    return env
 
 
 def run(args) -> int:
@@ -145,6 +167,14 @@ def run(args) -> int:
         print("rootcause run: --top must be at least 1", file=sys.stderr)
         return EXIT_ERROR
     encyclopedia = _load(args)   # before starting, so that nothing is printed into the job's output
+    env = None
+    if args.flight_recorder:
+        try:
+            os.makedirs(args.flight_recorder, exist_ok=True)
+            env = flight_recorder_env(args.flight_recorder)
+        except OSError as exc:   # the job runs anyway, without the recorder's folder
+            print(f"rootcause run: cannot make {args.flight_recorder} ({exc.strerror or exc}); running the command "
+                  "without the Flight Recorder", file=sys.stderr)
     lines = LineQueue()
     result: dict = {}
     scanning = None
@@ -153,8 +183,9 @@ def run(args) -> int:
         scanning.start()
     else:
         lines.stop()
+    started = time.time() - 1
     try:
-        outcome = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty())
+        outcome = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty(), env=env)
     except OSError as exc:
         lines.stop()
         print(f"rootcause run: cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
@@ -175,6 +206,8 @@ def run(args) -> int:
     data = encyclopedia.report(result["report"], args.top)
     data["command"] = {"argv": command, "exit_status": status, "interrupted": outcome.interrupted,
                        "interrupted_by_you": outcome.by_you}
+    if env is not None:
+        _add_dumps(encyclopedia, data, args.flight_recorder, started)
     if outcome.by_you and data["status"] == "none":
         print("rootcause run: interrupted by you (Ctrl-C); no failure in the output before it.", file=sys.stderr)
     else:
@@ -191,6 +224,26 @@ def run(args) -> int:
         except OSError as exc:
             print(f"rootcause run: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     return status
+
+
+def _add_dumps(encyclopedia, data: dict, folder: str, since: float) -> None:
+    """The dumps the job left in `folder` (written since it started: an older run's are not its
+    own), as evidence in the report; a note when there are none or they cannot be read (the log's
+    diagnosis stands either way)."""
+    from ..encyclopedia import DiagnosisError, UnreadableLog, read_dumps, split_dumps, with_flight_recorder
+
+    try:
+        with os.scandir(folder) as listing:
+            empty = next(listing, None) is None
+        _, dumps = ([], []) if empty else split_dumps([folder])
+        dumps = [p for p in dumps if p.stat().st_mtime >= since]
+        if not dumps:
+            raise UnreadableLog(f"{folder}: the command left no Flight Recorder dump there")
+        with_flight_recorder(data, read_dumps(dumps), encyclopedia.infos)
+    except (DiagnosisError, OSError) as error:
+        message = getattr(error, "message", None) or f"{folder}: {getattr(error, 'strerror', None) or error}"
+        data["flight_recorder_problem"] = message
+        print(f"rootcause run: no Flight Recorder verdict: {message}", file=sys.stderr)
 
 
 def _load(args):
@@ -237,7 +290,7 @@ def _terminal_signals_us() -> bool:
         os.close(terminal)
 
 
-def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
+def _relay(command: list[str], lines: LineQueue, use_pty: bool, env: dict | None = None) -> _Outcome:
     """Run the command, copy its output to ours and to the scanner."""
     outputs = {}
     if use_pty:
@@ -251,11 +304,11 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
             fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
         except OSError:
             pass
-        child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True)
+        child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True, env=env)
         os.close(slave)
         outputs[master] = sys.stdout.buffer
     else:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=env)
         outputs[child.stdout.fileno()] = sys.stdout.buffer
         outputs[child.stderr.fileno()] = sys.stderr.buffer
     state = {"interrupted": False, "by_you": False}

@@ -6,6 +6,8 @@
 // Messages in:  {type: "run", id, top, text}    a pasted log
 //               {type: "run", id, top, file}    a File or Blob (plain text or .gz)
 //               {type: "run", id, top, buffer}  an ArrayBuffer, read as a file
+//               {type: "run", id, top, files}   several Files: Flight Recorder dumps (told from logs by
+//                                                 content, as the command line does) and logs, one incident
 // Messages out: {type: "progress", id, fraction, bytes, total}
 //               {type: "report", id, report, ms, bytes, total, unread}
 //                 unread: null, or {at, total, reason}: reading stopped at byte `at` of `total`
@@ -16,6 +18,7 @@ var params = new URLSearchParams(self.location.search);
 var missing = !params.get("re2js") ? "this page does not load the regular-expression engine (re2js.js): " +
   "its theme's diagnose.html predates it" : null;
 if (!missing) importScripts(params.get("re2js"), params.get("matcher"));
+if (!missing && params.get("fr")) importScripts(params.get("fr"));
 var matcher = null;
 
 function load() {
@@ -316,12 +319,88 @@ function run(msg) {
   });
 }
 
+// -- Flight Recorder dumps (flight-recorder.js; the service's split_dumps and with_flight_recorder) --
+var FR = self.RootcauseFlightRecorder;
+var MAX_DUMP_BYTES = 256 * 1024 * 1024;
+
+function isDump(file) {
+  if (!FR) return Promise.resolve(false);
+  return file.slice(0, 4096).arrayBuffer().then(function (head) { return FR.looksLikeDump(new Uint8Array(head)) !== null; });
+}
+
+function entryBrief(id, info) {
+  return { entry: id, title: info.title, url: info.url, check: info.check, check_command: info.check_command };
+}
+
+// The log's report with the dumps' verdict, as encyclopedia.with_flight_recorder makes it.
+function withFlightRecorder(data, verdict, infos) {
+  verdict.divergences.forEach(function (d) {
+    d.entries = d.entries.filter(function (id) { return infos[id]; }).map(function (id) { return entryBrief(id, infos[id]); });
+  });
+  var root = verdict.divergences.find(function (d) { return d.root; }) || verdict.divergences[0] || null;
+  var first = data.first_failure, logRank = first ? first.rank : null, agreement = null;
+  if (root && logRank !== null && logRank !== undefined) {
+    var agrees = root.culprits.indexOf(logRank) >= 0, kind = root.kind.replace("_", " ");
+    agreement = { agrees: agrees, log_rank: logRank, dump_ranks: root.culprits,
+                  sentence: agrees ? "The dumps agree with the log: rank " + logRank + " failed first, and the dumps name it (" +
+                                     kind + " in " + root.group + ")."
+                                   : "The dumps and the log disagree: the log's first failure is on rank " + logRank +
+                                     ", the dumps name " + root.culprits.join(", ") + " (" + kind + " in " + root.group + ")." };
+    if (agrees) (first.evidence = first.evidence || []).push("the Flight Recorder dumps name it: " + root.sentence);
+  }
+  verdict.agreement = agreement;
+  data.flight_recorder = verdict;
+  if (root && (data.status === "none" || data.status === "consequences")) {
+    data.headline = root.sentence + (data.status === "consequences" ? " " + data.headline : "");
+    data.status = "known";
+  } else if (!root && data.status === "none" && !data.lines_scanned) {
+    data.headline = verdict.headline;
+  }
+  return data;
+}
+
+function runFiles(msg, files) {
+  var started = performance.now();
+  return load().then(function (m) {
+    return Promise.all(files.map(isDump)).then(function (flags) {
+      var dumps = files.filter(function (f, i) { return flags[i]; });
+      var logs = files.filter(function (f, i) { return !flags[i]; });
+      var tooLarge = dumps.find(function (f) { return f.size > MAX_DUMP_BYTES; });
+      if (tooLarge) throw new Error(tooLarge.name + ": " + tooLarge.size.toLocaleString("en-US") + " bytes; the limit for a dump is " + MAX_DUMP_BYTES.toLocaleString("en-US"));
+      return Promise.all(dumps.map(function (f) { return f.arrayBuffer(); })).then(function (buffers) {
+        var verdict;
+        try {
+          verdict = FR.verdictOf(dumps.map(function (f, i) { return { name: f.name, bytes: new Uint8Array(buffers[i]) }; }));
+        } catch (error) {
+          if (error instanceof FR.DumpError) throw new Error(error.text);
+          throw error;
+        }
+        var scan = m.start(), total = 0;
+        var reads = logs.reduce(function (chain, log) {
+          return chain.then(function () { return log.text(); }).then(function (text) { total += log.size; scan.feed(text.endsWith("\n") || !text ? text : text + "\n"); });
+        }, Promise.resolve());
+        return reads.then(function () {
+          var report = withFlightRecorder(scan.finish(msg.top || 5), verdict, m.data.entries);
+          self.postMessage({ type: "report", id: msg.id, report: report, ms: performance.now() - started,
+                             bytes: total, total: total, unread: null });
+        });
+      });
+    });
+  }).catch(function (error) {
+    self.postMessage({ type: "error", id: msg.id, message: String(error && error.message || error) });
+  });
+}
+
 // One run at a time, in the order asked; a newer one stops the file being read at its next chunk.
 var queue = Promise.resolve();
 self.onmessage = function (event) {
   var msg = event.data;
   if (msg.type !== "run") return;
   latest = msg.id;
-  queue = queue.then(function () { return run(msg); });
+  queue = queue.then(function () {
+    if (msg.files) return runFiles(msg, Array.from(msg.files));
+    if (msg.file) return isDump(msg.file).then(function (dump) { return dump ? runFiles(msg, [msg.file]) : run(msg); });
+    return run(msg);
+  });
 };
 load().catch(function () { /* reported to the first run */ });
