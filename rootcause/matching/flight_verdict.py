@@ -171,33 +171,36 @@ def _p2p_unmatched(group: Group) -> dict | None:
         return None
     local = sorted(group.members)
     posted: Counter = Counter()
-    for rank, entries in group.p2p.items():
+    for entries in group.p2p.values():
         for entry in entries:
-            parts = entry.peer.replace("<-", "->").split("->") if entry.peer else []
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                continue
-            a, b = (int(p) for p in parts)
-            src, dst = (a, b) if entry.op == "send" else (b, a)
-            if max(src, dst) < len(local):
-                src, dst = local[src], local[dst]
-            posted[(entry.op, src, dst)] += 1
+            ends = _p2p_ends(entry, local)
+            if ends is not None:
+                posted[(entry.op, *ends)] += 1
     for rank, entries in sorted(group.p2p.items()):
         for entry in entries:
-            if entry.state == "completed":
+            ends = None if entry.state == "completed" else _p2p_ends(entry, local)
+            if ends is None:
                 continue
-            parts = entry.peer.replace("<-", "->").split("->") if entry.peer else []
-            if len(parts) != 2 or not all(p.isdigit() for p in parts):
-                continue
-            a, b = (int(p) for p in parts)
-            src, dst = (a, b) if entry.op == "send" else (b, a)
-            if max(src, dst) < len(local):
-                src, dst = local[src], local[dst]
+            src, dst = ends
             partner_op = "recv" if entry.op == "send" else "send"
             partner = dst if entry.op == "send" else src
             if posted[(partner_op, src, dst)] < posted[(entry.op, src, dst)]:
                 return {"rank": rank, "partner": partner, "entry": entry, "partner_op": partner_op,
                         "posted": posted[(entry.op, src, dst)], "partner_posted": posted[(partner_op, src, dst)]}
     return None
+
+
+def _p2p_ends(entry: Entry, local: list[int]) -> tuple[int, int] | None:
+    """(sending rank, receiving rank) of a p2p record (`peer` "a->b" or "a<-b"), as global ranks
+    where they are the group's local ones; None when the record names no pair."""
+    parts = entry.peer.replace("<-", "->").split("->") if entry.peer else []
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        return None
+    a, b = (int(p) for p in parts)
+    src, dst = (a, b) if entry.op == "send" else (b, a)
+    if max(src, dst) < len(local):
+        src, dst = local[src], local[dst]
+    return src, dst
 
 
 def _frames(entry: Entry | None) -> list[dict]:
