@@ -95,8 +95,9 @@ def test_the_diagnose_page_reads_dropped_dumps_in_its_worker(browser, site_serve
     table = page.locator("#rc-report .rc-fr-groups").inner_text()
     assert "TENSOR_MODEL_PARALLEL_GROUP (pg 2)" in table and "2:4 3:3" in table
     assert "consequence of TENSOR_MODEL_PARALLEL_GROUP (pg 2)" in page.locator("#rc-report").inner_text()
-    # the worker may still be fetching the site's own scripts; nothing else goes anywhere
-    assert all(method == "GET" and url.startswith(site_server.origin) and "/assets/" in url
+    # the worker may still be fetching the site's own files (its scripts, signatures.json, under a
+    # loaded machine after the drop); nothing is sent, and nothing goes anywhere else
+    assert all(method == "GET" and url.startswith(site_server.url("")) and ("/assets/" in url or "/search/" in url)
                for method, url in requests[before:]), requests[before:]
     assert problems == []
     context.close()
@@ -111,5 +112,33 @@ def test_the_diagnose_page_names_a_cut_short_dump(browser, site_server):
     page.wait_for_function("() => document.getElementById('rc-status').textContent.startsWith('Could not diagnose')")
     assert page.locator("#rc-status").inner_text().startswith(
         "Could not diagnose: rank_1.json: JSON dump refused: not valid JSON (cut short?)")
+    assert problems == []
+    context.close()
+
+
+@pytest.mark.parametrize("packing", ["gzip", "utf-16"])
+def test_a_log_dropped_beside_the_dumps_is_read_as_a_log_alone_is(browser, site_server, packing):
+    """The job's log, gzipped or in UTF-16, dropped with its dumps: the worker reads it as it reads a
+    log on its own (as the command line's open_log), so log and dumps are one incident and the
+    agreement sentence is the command line's."""
+    import gzip
+
+    from conftest import run_cli
+
+    scenario = FIXTURES / "never_joins"
+    text = (scenario / "job.log").read_bytes()
+    packed = gzip.compress(text) if packing == "gzip" else b"\xff\xfe" + text.decode("utf-8").encode("utf-16-le")
+    expected = json.loads(run_cli("diagnose", "--json", str(scenario / "pickle"), str(scenario / "job.log")).stdout)
+    assert expected["flight_recorder"]["agreement"]["agrees"]
+    context, page, requests, problems = open_page(browser, site_server)
+    files = [{"name": p.name, "mimeType": "application/octet-stream", "buffer": p.read_bytes()}
+             for p in sorted((scenario / "pickle").iterdir())]
+    files.append({"name": "job.log.gz" if packing == "gzip" else "job.log", "mimeType": "application/octet-stream",
+                  "buffer": packed})
+    page.locator("#rc-file").set_input_files(files)
+    page.locator("#rc-report .rc-fr-agreement").wait_for()
+    assert page.locator("#rc-report .rc-fr-agreement").inner_text() == expected["flight_recorder"]["agreement"]["sentence"]
+    # the page sets the headline's sentences on lines of their own
+    assert page.locator("#rc-report .rc-headline").inner_text().split() == expected["headline"].split()
     assert problems == []
     context.close()

@@ -278,6 +278,32 @@ LogText.prototype.end = function () {
   this.text(null, false);
 };
 
+// One file of log fed to a scan as the CLI's open_log reads it (gzip members, a UTF-16 mark, a
+// CR-only log); the promise gives null, or where reading stopped ({at, reason, read}) when junk
+// follows a gzip member. The file's last line is ended, so a next file starts a line of its own.
+function feedBlob(blob, scan, id, progress) {
+  var last = "\n";
+  var decoder = new LogText(function (text) { if (text) { last = text.charAt(text.length - 1); scan.feed(text); } });
+  var feedBytes = function (bytes) { decoder.bytes(bytes); };
+  var read = 0;
+  function finish(unread) {
+    decoder.end();
+    if (last !== "\n") scan.feed("\n");
+    return unread;
+  }
+  return blob.slice(0, 2).arrayBuffer().then(function (head) {
+    var magic = new Uint8Array(head), gz = magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+    var gunzip = gz ? new Gunzip(feedBytes, blob) : null;
+    var onBytes = gz ? function (bytes, at, final) { return gunzip.bytes(bytes, at, final); } : feedBytes;
+    return readChunks(blob, onBytes, function (end) { read = end; progress(end, blob.size); }, id)
+      .then(function () { return gz ? gunzip.end(blob.size) : null; })
+      .then(function () { return finish(null); });
+  }).catch(function (error) {
+    if (!(error instanceof Unread)) throw error;
+    return finish({ at: error.at, reason: error.reason, read: read });
+  });
+}
+
 function run(msg) {
   var started = performance.now();
   return load().then(function (m) {
@@ -298,20 +324,9 @@ function run(msg) {
       return done(pasted.length, pasted.length, null);
     }
     var blob = msg.file || new Blob([msg.buffer]);
-    var decoder = new LogText(function (text) { scan.feed(text); });
-    var feedBytes = function (bytes) { decoder.bytes(bytes); };
-    var read = 0;
-    return blob.slice(0, 2).arrayBuffer().then(function (head) {
-      var magic = new Uint8Array(head), gz = magic.length === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-      var gunzip = gz ? new Gunzip(feedBytes, blob) : null;
-      var onBytes = gz ? function (bytes, at, last) { return gunzip.bytes(bytes, at, last); } : feedBytes;
-      return readChunks(blob, onBytes, function (end) { read = end; progress(end, blob.size); }, msg.id)
-        .then(function () { return gz ? gunzip.end(blob.size) : null; })
-        .then(function () { decoder.end(); done(blob.size, blob.size, null); });
-    }).catch(function (error) {
-      if (!(error instanceof Unread)) throw error;
-      decoder.end();
-      done(read, blob.size, { at: error.at, total: blob.size, reason: error.reason });
+    return feedBlob(blob, scan, msg.id, progress).then(function (unread) {
+      if (!unread) return done(blob.size, blob.size, null);
+      done(unread.read, blob.size, { at: unread.at, total: blob.size, reason: unread.reason });
     });
   }).catch(function (error) {
     if (error instanceof Cancelled) return;
@@ -376,8 +391,10 @@ function runFiles(msg, files) {
           throw error;
         }
         var scan = m.start(), total = 0;
+        // each log read as a log alone is (gzip, UTF-16, CR-only); a junk tail ends that log only
         var reads = logs.reduce(function (chain, log) {
-          return chain.then(function () { return log.text(); }).then(function (text) { total += log.size; scan.feed(text.endsWith("\n") || !text ? text : text + "\n"); });
+          return chain.then(function () { return feedBlob(log, scan, msg.id, function () {}); })
+            .then(function () { total += log.size; });
         }, Promise.resolve());
         return reads.then(function () {
           var report = withFlightRecorder(scan.finish(msg.top || 5), verdict, m.data.entries);
