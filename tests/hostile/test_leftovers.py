@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from browser_helpers import fixture_site
-from conftest import SEED_ENTRY, fetch, free_port, run_cli
+from conftest import SEED_ENTRY, fetch, run_cli
 
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 2 has a total capacity of "
        "79.15 GiB of which 2.01 GiB is free.")
@@ -30,13 +30,9 @@ LOG = f"[rank0]: step 1 loss 2.0\n[rank2]: {OOM}\n".encode()
 
 # -- (a) ------------------------------------------------------------------------------------------
 def test_serve_answers_200_concurrent_requests(small_project: Path):
-    from test_serve_survives import Output
+    from test_serve_survives import serving
 
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "rootcause", "--root", str(small_project), "serve",
-                               "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    output = Output(server.stdout)
-    try:
+    with serving(small_project) as (server, output, port):
         output.wait_for("serving ", timeout=60)
         assert fetch(f"http://127.0.0.1:{port}/")[0] == 200
         count = 200
@@ -67,11 +63,6 @@ def test_serve_answers_200_concurrent_requests(small_project: Path):
         # a dropped connection is tried again after 1 s, then 3 s, 7 s...: every one answered at once
         assert slowest < 5, sorted(seconds for seconds, _ in answers)[-20:]
         assert server.poll() is None
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        output.thread.join(timeout=5)
-    assert "Traceback" not in output.text()
 
 
 # -- (c) ------------------------------------------------------------------------------------------

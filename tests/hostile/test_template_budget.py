@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SEED_ENTRY, fetch, free_port, run_cli
+from conftest import SEED_ENTRY, fetch, run_cli
 
 TIMEOUT = 120
 
@@ -120,19 +120,12 @@ def test_once_a_page_is_over_budget_the_renderer_refuses_the_rest_at_once(small_
 
 
 def test_serve_outlives_a_hanging_template_and_rebuilds_once_it_is_fixed(small_project: Path):
-    import subprocess
-    import sys
-
-    from test_serve_survives import Output
+    from test_serve_survives import serving
 
     with_theme(small_project, "<p>first</p>")
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "rootcause", "--root", str(small_project), "serve",
-                               "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    output = Output(server.stdout)
-    page = f"http://127.0.0.1:{port}/entries/{SEED_ENTRY.stem}/"
-    missing = f"http://127.0.0.1:{port}/404.html"
-    try:
+    with serving(small_project) as (server, output, port):
+        page = f"http://127.0.0.1:{port}/entries/{SEED_ENTRY.stem}/"
+        missing = f"http://127.0.0.1:{port}/404.html"
         output.wait_for("serving ", timeout=60)
         status, good = fetch(page)
         assert status == 200 and "<p>first</p>" in fetch(missing)[1]
@@ -148,8 +141,3 @@ def test_serve_outlives_a_hanging_template_and_rebuilds_once_it_is_fixed(small_p
             assert time.monotonic() < deadline, output.text()
             time.sleep(0.2)
         assert server.poll() is None
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        output.thread.join(timeout=5)
-    assert "Traceback" not in output.text()
