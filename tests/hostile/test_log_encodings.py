@@ -122,9 +122,10 @@ def junk_files() -> dict[str, bytes]:
         "junk-after-padding.log.gz": member + b"\0" * 40 + b"PK\x03\x04 not gzip",
         "junk-after-two-members.log.gz": gzip.compress(CASCADE[:200].encode()) + gzip.compress(CASCADE[200:].encode())
                                          + b"\n\n# trailing note\n",
-        # a member of several of the worker's 1 MiB chunks, ending inside one, then short padding and junk
+        # a member over more than one of the worker's 1 MiB chunks (1.4 MiB), ending inside the second, then
+        # short padding and junk
         "junk-after-a-big-member.log.gz": gzip.compress(b"".join(hashlib.sha256(b"%d" % i).hexdigest().encode() + b"\n"
-                                                                 for i in range(60_000)) + CASCADE.encode())
+                                                                 for i in range(40_000)) + CASCADE.encode())
                                           + b"\0\0\0junk",
     }
 
