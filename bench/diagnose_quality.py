@@ -311,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             mark = "ok " if got == case["label"] or got in case["also"] else "BAD"
             rank = (report["first_failure"] or {}).get("rank")
             rank_note = f" rank {rank} (want {case['first_rank']})" if case.get("first_rank") is not None else ""
-            print(f"{mark} {case['name']:<48} want {case['label']:<40} got {got}{rank_note}  bm25 {bm[0]}")
+            kind = f" [{miss_kind(case, report)}]" if mark == "BAD" else ""
+            print(f"{mark} {case['name']:<48} want {case['label']:<40} got {got}{rank_note}  bm25 {bm[0]}{kind}")
         print()
     if args.miss_kinds:
         for part in ("dev", "sealed"):

@@ -17,7 +17,8 @@ says which answered (`report["encyclopedia"]`). Failures raise `rootcause.Diagno
 
 The package map. Top-level modules, by what they are:
 
-- Primitives: `version`, `errors` (the one diagnostic type), `text` (decoration, tokens,
+- Primitives: `version`, `errors` (the one diagnostic type), `explanations` (the long text of
+  each diagnostic code, for `check --explain` and the contributor guide), `text` (decoration, tokens,
   printable text), `jsonbytes` (JSON as bytes).
 - Contributor inputs: `files` (reading untrusted files), `located_yaml` (YAML with positions),
   `validation` (pydantic errors as positioned diagnostics), `config` (`site.yml`), `inputs` (the

@@ -6,6 +6,7 @@ with a description, and `rootcause schema` documents it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import Diagnostic, display_path
-from .files import folder_problem, relative_path_problem
+from .files import folder_problem, is_inside, relative_path_problem
 from .located_yaml import load_yaml
 from .validation import validate
 
@@ -110,7 +111,8 @@ class SiteConfig(BaseModel):
     language: str = Field("en", description="Language of the pages (html lang).")
     theme: str | None = Field(None, description="Folder with template or asset overrides; a file there "
                                                 "replaces the bundled one of the same name.")
-    output: str = Field("site", description="Folder the site is written to.")
+    output: str = Field("site", description="Folder the site is written to, replaced whole by each build: a folder "
+                        "of its own inside the project, relative to site.yml (E017, E050).")
     healthy_logs: str | None = Field(None, description="Folder of logs from runs that did not fail; a signature "
                                      "that matches any of them is too generic (E036).")
     study: str | None = Field(None, description="Folder of the frequency study's tables (*.tsv: one row per sampled "
@@ -151,4 +153,52 @@ def load_config(root: Path, name: str = "site.yml") -> tuple[SiteConfig | None, 
             line, col = located.where((key,))
             problems.append(Diagnostic(shown, line, col, "E017", f"{key}: '{value}' {problem}",
                                        "name a folder inside the project, relative to site.yml"))
+    found = output_problem(root, config)
+    if found:
+        code, problem = found
+        line, col = located.where(("output",), key=True) if "output" in located.data else (1, 1)
+        problems.append(Diagnostic(shown, line, col, code, f"output: '{config.output}' {problem}",
+                                   "a build replaces its output folder whole: name a folder of its own inside the "
+                                   "project, relative to site.yml, e.g. 'output: site' (build --out chooses another "
+                                   "place for one build)"))
     return (None, problems) if problems else (config, problems)
+
+
+#: what the output folder may neither be, hold nor lie inside, besides the folders site.yml names
+PROJECT_FILES = ("site.yml", "entries", "content", ".rootcause-cache", ".git")
+
+
+def output_problem(root: Path, config: SiteConfig) -> tuple[str, str] | None:
+    """(code, why) when `output:` names no folder a build may replace: one outside the project
+    (E017: a pull request's site.yml could have a maintainer's build delete any folder it can
+    reach), the project itself or one holding or inside its inputs, or one that holds another
+    project (E050). None when it is fine."""
+    value = config.output
+    problem = relative_path_problem(value)
+    if problem:
+        return "E017", problem
+    folder = root / value
+    if not is_inside(root, folder):
+        return "E017", "leads out of the project folder (through a symbolic link)"
+    out, base = folder.resolve(), root.resolve()
+    if out == base:
+        return "E050", "is the project folder itself"
+    for name in (*PROJECT_FILES, config.theme, config.healthy_logs, config.study):
+        if not name:
+            continue
+        held = (root / name).resolve()
+        if out == held or out in held.parents:
+            return "E050", f"is or holds the project's {name}"
+        if held in out.parents:
+            return "E050", f"lies inside the project's {name}"
+    # another project's files (a built site holds entries/ too, but of folders and pages)
+    if os.path.lexists(folder / "site.yml"):
+        return "E050", "holds a site.yml, as a project does"
+    for name, suffix in (("entries", ".yaml"), ("content", ".md")):
+        try:
+            with os.scandir(folder / name) as listing:
+                if any(item.name.endswith(suffix) for item in listing):
+                    return "E050", f"holds {name}/*{suffix}, as a project does"
+        except OSError:
+            continue
+    return None

@@ -24,6 +24,7 @@ import os
 import shutil
 import zlib
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -204,10 +205,19 @@ class Encyclopedia:
         data = report_json(rank(scanned, self.consequences, self.infos), self.infos, top)
         data["possible"] = possible_entries(self.search, data["unknown"], self.infos)
         data["encyclopedia"] = self.origin.as_json()
+        if scanned.unread:   # a log read only up to junk after its last gzip member (the browser says the same)
+            data["unread"] = scanned.unread
         return data
 
     def _read(self, paths: list[str], top: int, reading: list | None) -> dict:
         reading = [] if reading is None else reading
+        paths, dumps = split_dumps(paths)
+        if dumps and not paths:
+            data = self.report(self.scanner.scan_text(""), top)
+            return with_flight_recorder(data, read_dumps(dumps), self.infos)
+        if dumps:
+            verdict = read_dumps(dumps)
+            return with_flight_recorder(self._read(paths, top, reading), verdict, self.infos)
 
         def each():
             for path in paths:
@@ -217,21 +227,112 @@ class Encyclopedia:
         for path in paths:
             if path != "-" and Path(path).is_dir():
                 raise UnreadableLog(f"{path}: is a folder; name the log files in it (e.g. {path.rstrip('/')}/*.log)")
-            if path != "-" and not Path(path).is_file():
+            # a named pipe, `<(...)` (/dev/fd/63) and /dev/stdin are logs too: only what is not there is refused
+            if path != "-" and not os.path.exists(path):
                 raise UnreadableLog(f"{path}: no such file")
-        try:
+        with reading_errors(reading):
             return self.report(self.scanner.scan_paths(each()), top)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-            what = "is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})"
-            raise UnreadableLog(f"{_name(reading)}: the compressed log {what}") from None
-        except OSError as exc:
-            raise UnreadableLog(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}") from None
 
 
-def _name(reading: list | None) -> str:
+def split_dumps(paths: list[str]) -> tuple[list[str], list[Path]]:
+    """Logs and Flight Recorder dumps apart, by content (never by name): a folder given alone
+    stands for the dumps in it (its other files are not read)."""
+    logs: list[str] = []
+    dumps: list[Path] = []
+    for path in paths:
+        if path == "-":
+            logs.append(path)
+            continue
+        folder = Path(path)
+        if folder.is_dir():
+            found = [p for p in sorted(folder.iterdir()) if p.is_file() and not p.is_symlink() and _dump_head(p)]
+            if not found:
+                raise UnreadableLog(f"{path}: is a folder with no Flight Recorder dump in it; name the log files "
+                                    f"in it (e.g. {path.rstrip('/')}/*.log)")
+            dumps.extend(found)
+        elif folder.is_file() and _dump_head(folder):
+            dumps.append(folder)
+        else:
+            logs.append(path)
+    return logs, dumps
+
+
+def _dump_head(path: Path) -> bool:
+    from .matching.flight_recorder import looks_like_dump
+
+    try:
+        with open(path, "rb") as handle:
+            return looks_like_dump(handle.read(4096)) is not None
+    except OSError:
+        return False
+
+
+def read_dumps(paths: list[Path]) -> dict:
+    """The verdict on a job's dumps; `UnreadableLog` naming the file for any bad one."""
+    from .matching.flight_recorder import DumpError, read_dump
+    from .matching.flight_verdict import verdict
     from .text import printable
 
-    log = reading[0] if reading else "-"
+    try:
+        return verdict([read_dump(p) for p in paths])
+    except DumpError as error:
+        raise UnreadableLog(printable(str(error), one_line=True)) from None
+
+
+def with_flight_recorder(data: dict, verdict: dict, infos: Mapping) -> dict:
+    """The log's report with the dumps' verdict: the verdict leads when the log names no cause of
+    its own (only timeouts, or nothing); it is evidence for the log's first failing rank, and the
+    report says when the two name different ranks."""
+    for divergence in verdict["divergences"]:
+        divergence["entries"] = [_entry_brief(infos[e]) for e in divergence["entries"] if e in infos]
+    root = next((d for d in verdict["divergences"] if d["root"]), None) or next(iter(verdict["divergences"]), None)
+    first = data.get("first_failure")
+    log_rank = first.get("rank") if first else None
+    agreement = None
+    if root is not None and log_rank is not None:
+        agrees = log_rank in root["culprits"]
+        agreement = {"agrees": agrees, "log_rank": log_rank, "dump_ranks": root["culprits"],
+                     "sentence": (f"The dumps agree with the log: rank {log_rank} failed first, and the dumps "
+                                  f"name it ({root['kind'].replace('_', ' ')} in {root['group']}).") if agrees else
+                     (f"The dumps and the log disagree: the log's first failure is on rank {log_rank}, the dumps "
+                      f"name {', '.join(map(str, root['culprits']))} ({root['kind'].replace('_', ' ')} in "
+                      f"{root['group']}).")}
+        if agrees:
+            first.setdefault("evidence", []).append(f"the Flight Recorder dumps name it: {root['sentence']}")
+    verdict["agreement"] = agreement
+    data["flight_recorder"] = verdict
+    if root is not None and data["status"] in ("none", "consequences"):
+        data["headline"] = root["sentence"] + (f" {data['headline']}" if data["status"] == "consequences" else "")
+        data["status"] = "known"
+    elif root is None and data["status"] == "none" and not data.get("lines_scanned"):
+        data["headline"] = verdict["headline"]
+    return data
+
+
+def _entry_brief(info) -> dict:
+    return {"entry": info.id, "title": info.title, "url": info.url, "check": info.check,
+            "check_command": info.check_command}
+
+
+@contextmanager
+def reading_errors(reading: list | str):
+    """What reading a log can raise, as `UnreadableLog` naming it (`reading`: its path, or a
+    list kept naming the one being read): a cut-short or corrupt .gz, a read error. Every reader
+    of a log (`diagnose`, `new --from-log`) says it in these words."""
+    try:
+        yield
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        what = ("is truncated" if isinstance(exc, EOFError) else f"is not valid gzip data ({exc})")
+        raise UnreadableLog(f"{_name(reading)}: the compressed log {what}; decompress it with `gzip -dc` to keep "
+                            "what can be read, and pass that") from None
+    except OSError as exc:
+        raise UnreadableLog(f"{_name(reading)}: cannot read the log: {exc.strerror or exc}") from None
+
+
+def _name(reading: list | str | None) -> str:
+    from .text import printable
+
+    log = reading if isinstance(reading, str) else reading[0] if reading else "-"
     return "standard input" if log == "-" else printable(log, one_line=True)
 
 

@@ -2,8 +2,9 @@
 
 A problem is a `Diagnostic`: where (file, line, column), a stable code, what is wrong and how to
 fix it. Stages collect diagnostics instead of raising on the first one, because a contributor
-wants every problem of an entry in one run. `CODES` documents every code; `docs/errors.md`-style
-help is generated from it (`rootcause check --explain E012`).
+wants every problem of an entry in one run. `CODES` names every code in one line; the long
+explanations (`rootcause check --explain E012`, and the codes section of
+content/writing-entries.md) are in `explanations.py`.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ CODES: dict[str, str] = {
     "E056": "an example pasted otherwise (prefixed, quoted, cut after its core, re-classed, numbers elided) names another entry or none",
     "E057": "a declared raising frame is shown by no example of its signature, or is declared by two entries",
     "E058": "a field still holds the TODO placeholder that `rootcause new` wrote",
+    "E059": "a content page is named like one of the site's own pages or files (diagnose, entries, search, ...)",
 }
 
 

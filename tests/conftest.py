@@ -37,6 +37,7 @@ SEED_ENTRY = REPO / "entries" / "zero3-state-dict-saved-without-gathering.yaml"
 TOOLS = {
     "browser": ("Debian's chromium", "apt-get install chromium (these tests never download a browser)"),
     "node": ("Node.js", "apt-get install nodejs"),
+    "go": ("Go", "apt-get install golang-go (Go's own text/template parser checks what Loki would expand)"),
     "torchrun": ("torchrun of a CPU torch", "bash scripts/test installs torch==2.13.0+cpu into .test-torch/, "
                  "or point ROOTCAUSE_TEST_TORCHRUN at a torchrun"),
 }
@@ -49,6 +50,8 @@ def tool(name: str) -> str | None:
         return shutil.which("chromium")
     if name == "node":
         return shutil.which("node")
+    if name == "go":
+        return shutil.which("go")
     found = os.environ.get("ROOTCAUSE_TEST_TORCHRUN") or (
         str(REPO / ".test-torch" / "bin" / "torchrun") if (REPO / ".test-torch" / "bin" / "torchrun").exists()
         else shutil.which("torchrun"))
@@ -62,7 +65,7 @@ def needs(name: str):
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "needs(tool): the test drives a tool besides Python (browser, node, torchrun)")
+    config.addinivalue_line("markers", "needs(tool): the test drives a tool besides Python (browser, node, go, torchrun)")
     unknown = LEFT_OUT - set(TOOLS)
     if unknown:
         raise pytest.UsageError(f"ROOTCAUSE_TEST_SKIP names {', '.join(sorted(unknown))}; it may name "

@@ -90,3 +90,25 @@ def test_the_pre_commit_hook_runs_check_on_the_files_it_claims(clone: Path):
     argv = shlex.split(hook["entry"])
     result = subprocess.run([sys.executable, "-m", "rootcause", *argv[1:]], cwd=clone, capture_output=True, timeout=300)
     assert result.returncode == 0, result.stdout.decode()
+
+
+def test_third_party_actions_are_pinned_by_commit_and_jobs_get_least_permissions():
+    """A tag can be moved to other code; a commit cannot. Each `uses:` names a full 40-character
+    commit with its release tag in a comment; no workflow grants anything at its top, and each job
+    names what it needs: read access to the repository, and only the Pages deployment writes."""
+    writes = {}
+    for workflow in WORKFLOWS:
+        text = workflow.read_text(encoding="utf-8")
+        for line in re.findall(r"(?m)^\s*(?:-\s+)?uses:\s*(.+)$", text):
+            if line.startswith("./"):
+                continue   # an action of this repository
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+(?:/[\w./-]+)?@[0-9a-f]{40}\s+#\s+v\d+\.\d+\.\d+", line), \
+                (workflow.name, line)
+        data = yaml.safe_load(text)
+        assert data["permissions"] == {}, workflow.name
+        for name, job in data["jobs"].items():
+            assert "permissions" in job, (workflow.name, name)
+            granted = job["permissions"]
+            assert set(granted.values()) <= {"read", "write"}, (workflow.name, name, granted)
+            writes.update({(workflow.name, name, scope): level for scope, level in granted.items() if level == "write"})
+    assert set(writes) == {("pages.yml", "deploy", "pages"), ("pages.yml", "deploy", "id-token")}

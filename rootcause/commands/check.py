@@ -16,7 +16,8 @@ def add_parser(sub) -> None:
     p = sub.add_parser("check", help="validate site.yml, entries and pages; print every problem")
     p.add_argument("--format", choices=["text", "json", "github"], default="text",
                    help="github prints workflow commands that show as annotations on a pull request")
-    p.add_argument("--explain", metavar="CODE", help="explain an error code, e.g. E033")
+    p.add_argument("--explain", metavar="CODE", help="explain a code in full, with a wrong and a right "
+                   "example, e.g. E033")
     p.set_defaults(func=run)
 
 
@@ -35,11 +36,16 @@ def run(args) -> int:
     from ..entries.project import open_project
 
     if args.explain:
-        code = args.explain.upper()
+        from ..explanations import EXPLANATIONS
+        from ..text import printable
+
+        code = args.explain.strip().upper()
         if code not in CODES:
-            print(f"unknown code {args.explain}; known codes: {', '.join(CODES)}", file=sys.stderr)
+            print(f"unknown code {printable(args.explain, one_line=True)!r}: codes are E001 to "
+                  f"{max(c for c in CODES if c.startswith('E'))} and W001 to "
+                  f"{max(c for c in CODES if c.startswith('W'))}; known: {', '.join(sorted(CODES))}", file=sys.stderr)
             return 2
-        print(f"{code}: {CODES[code]}")
+        sys.stdout.write(EXPLANATIONS[code].as_text())
         return 0
     from ..cache import RecordStore
     from ..site.stamps import ENTRY_RECORDS, build_version

@@ -69,6 +69,10 @@ def run(args) -> int:
         data = encyclopedia.diagnose_paths(logs, args.top)
     except DiagnosisError as error:
         return fail("diagnose", error)
+    for unread in data.get("unread", []):
+        print(printable(f"rootcause diagnose: warning: {'standard input' if unread['log'] == '-' else unread['log']}: "
+                        f"not all of the log was read: {unread['reason']}; the report covers what came before it",
+                        one_line=True), file=sys.stderr)
     try:
         if args.json:
             json.dump(data, sys.stdout, indent=2)
@@ -126,7 +130,10 @@ def print_text(data: dict, base: str, file=None) -> None:
         console.print(f"[dim]{escape(where)}: {escape(first['text'][:300])}[/dim]")
         for reason in first.get("evidence", []):
             console.print(f"[dim]  · {escape(reason)}[/dim]")
-    console.print(f"[dim]Scanned {scanned}.[/dim]")
+    if data.get("lines_scanned") or not data.get("flight_recorder"):
+        console.print(f"[dim]Scanned {scanned}.[/dim]")
+    if data.get("flight_recorder"):
+        print_flight_recorder(console, data["flight_recorder"], base, escape)
     if data["unknown"]:
         console.print()
         console.print("[bold]Errors no entry explains[/bold]")
@@ -183,3 +190,58 @@ def print_text(data: dict, base: str, file=None) -> None:
 
         console.print()
         console.print(f"[dim]Answered by {escape(Origin(**data['encyclopedia']).describe())}.[/dim]")
+
+
+KIND_LABEL = {"missing": "never entered", "lagging": "lagging", "mismatch": "mismatched call",
+              "no_dump": "no dump", "p2p_unmatched": "p2p without partner"}
+
+
+def print_flight_recorder(console, fr: dict, base: str, escape) -> None:
+    """The dumps' verdict: each divergence (root cause first) with its evidence, the stuck rank's
+    stack, the entries that explain it; then a compact table per process group."""
+    console.print()
+    formats = "/".join(fr["formats"])
+    console.print(f"[bold]Flight Recorder[/bold] [dim]({fr['dumps']} {formats} dumps, ranks "
+                  f"{escape(_span(fr['ranks']))}; format {escape(fr['version'])}, {escape(', '.join(fr['backends']))})[/dim]")
+    if fr.get("agreement"):
+        console.print(f"  {escape(fr['agreement']['sentence'])}")
+    if not fr["divergences"]:
+        console.print(f"  {escape(fr['headline'])}")
+    for number, d in enumerate(fr["divergences"][:6], 1):
+        role = "root cause" if d["root"] else f"consequence of {', '.join(d['explained_by'])}"
+        console.print(f"  [bold]{number}. {escape(d['sentence'])}[/bold] [dim]({KIND_LABEL[d['kind']]}; "
+                      f"{escape(role)})[/dim]")
+        if d["kind"] == "mismatch":
+            for call in d["calls"]:
+                console.print(f"     [dim]{escape(_span(call['ranks'])):>12}[/dim]  {escape(call['op'])} "
+                              f"in {escape(str(call['input_sizes']))} out {escape(str(call['output_sizes']))} "
+                              f"{escape(','.join(call['input_dtypes']))}")
+        if d.get("behind"):
+            gaps = ", ".join(f"rank {r}: {g} behind" for r, g in d["behind"].items())
+            console.print(f"     [dim]{escape(gaps)}[/dim]")
+        if d.get("culprits_waiting_elsewhere"):
+            waits = ", ".join(f"rank {r} waits in {g}" for r, g in d["culprits_waiting_elsewhere"].items())
+            console.print(f"     [dim]{escape(waits)}[/dim]")
+        if d.get("stack"):
+            console.print(f"     [dim]rank {d['stack_rank']}'s last collective was called from:[/dim]")
+            for frame in d["stack"][:6]:
+                console.print(f"       [dim]{escape(frame['filename'])}:{frame['line']} in {escape(frame['name'])}[/dim]")
+        for hit in d.get("entries", [])[:2] if d["root"] else []:
+            console.print(f"     - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
+            if hit.get("check"):
+                console.print(f"       [bold]Check:[/bold] {escape(hit['check'])}")
+    console.print()
+    console.print("[bold]Process groups[/bold] [dim](rank: last collective's sequence number; - no dump)[/dim]")
+    for table in fr["groups"][:12]:
+        cells = " ".join(f"{row['rank']}:{row['last_seq'] if row['dump'] else '-'}" for row in table["ranks"][:64])
+        console.print(f"  {escape(table['group'])} [dim]top #{table['top_seq']} {escape(table['top_op'] or '')}[/dim]  "
+                      f"{escape(cells)}")
+    for note in fr["notes"]:
+        console.print(f"  [dim]{escape(note)}[/dim]")
+
+
+def _span(ranks) -> str:
+    ranks = sorted(ranks)
+    if len(ranks) > 2 and ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"{ranks[0]}-{ranks[-1]}"
+    return ",".join(map(str, ranks))

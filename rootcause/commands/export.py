@@ -14,7 +14,8 @@ left out, because a line filter cannot veto a match by what the next lines say. 
 exported only when they have a `persistent` threshold, as `>= count` within the range. Entries
 of `role: symptom` print no error and have no signature to export. The output lists what was left
 out and why. Text from the entries goes into annotations, which Loki expands as Go templates:
-`{{` and `}}` are written as template actions that print them.
+text holding `{{` is written as one template action that prints it as a Go string literal
+(`go_literal`), so no brace of it can open or close an action.
 
 With no project in the current folder (and no `--root`), the bundled encyclopedia is exported.
 """
@@ -35,11 +36,21 @@ def alert_name(entry_id: str) -> str:
     return "Rootcause" + "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", entry_id) if part)
 
 
+#: what a Go interpreted string literal cannot hold as it is: strconv.Unquote reads these escapes
+_GO_ESCAPES = {"\\": "\\\\", '"': '\\"', **{chr(c): f"\\x{c:02x}" for c in (*range(0x20), 0x7f)}}
+
+
 def go_literal(text: str) -> str:
-    """Text that Go's text/template (Loki's annotation expansion) prints as it is: each `{{` and
-    `}}` becomes an action printing it, so an entry's text can neither break the rule group
-    nor run a template function at alert time."""
-    return re.sub(r"\{\{|\}\}", lambda m: '{{"' + m.group(0) + '"}}', text)
+    """Text that Go's text/template (Loki's annotation expansion) prints as it is. Only `{{`
+    opens an action in a template's text, so text without it is written unchanged; text with it
+    becomes one action whose only content is that text as a Go string literal (`{{"..."}}`,
+    backslash, quote and control characters escaped as strconv.Unquote reads them). No brace of
+    the text can then open or close an action (escaping each `{{` and `}}` alone let a `{` just
+    before an escaped `}}` open one), so an entry's text can neither break the rule group nor
+    run a template function at alert time."""
+    if "{{" not in text:
+        return text
+    return '{{"' + "".join(_GO_ESCAPES.get(ch, ch) for ch in text) + '"}}'
 
 
 def loki_rules(rules: list[Exported], skipped: list[str], selector: str, window: str, group: str) -> str:
@@ -50,7 +61,7 @@ def loki_rules(rules: list[Exported], skipped: list[str], selector: str, window:
         "expr": f"sum by (job) (count_over_time({selector} |~ `{r.expression}` [{window}])) >= {r.threshold}",
         "labels": {"severity": r.severity, "entry": r.entry_id, "system": r.system, "role": r.role},
         "annotations": {"summary": go_literal(r.title), "description": go_literal(r.summary), "runbook_url": r.url,
-                        **({"narrowed": "; ".join(r.notes)} if r.notes else {})},
+                        **({"narrowed": go_literal("; ".join(r.notes))} if r.notes else {})},
     } for r in rules]}]}
     return _header(rules, skipped, "#") + yaml.safe_dump(body, sort_keys=False, allow_unicode=True, width=100000)
 

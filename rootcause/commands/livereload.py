@@ -92,3 +92,6 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # the listen backlog: socketserver's default of 5 left a page's burst of requests (or a few
+    # hundred at once) waiting for SYN retries, some past 30 s; the kernel caps it at somaxconn
+    request_queue_size = 1024

@@ -153,22 +153,49 @@ def _valid_entries(root: Path):
 
 
 def _lines_around(log: Path, numbers: set[int]) -> dict[int, list[str]]:
-    """For each wanted line number (1-based), that line and up to EXAMPLE_LINES - 1 before it."""
+    """For each wanted line number (1-based), that line and up to EXAMPLE_LINES - 1 before it,
+    each as `_drafted` writes it. Read as `diagnose` reads the log (`scanner.LineBlocks`: a chunk
+    and a line's head at a time, whatever a gzip member inflates to or a line's length), with
+    the same errors for a log it cannot read (a cut-short or corrupt .gz: `UnreadableLog`)."""
     from collections import deque
 
-    from ..matching.scanner import open_log
+    from ..encyclopedia import reading_errors
+    from ..matching.scanner import LINE_BYTES, LineBlocks, open_log
 
     found: dict[int, list[str]] = {}
     window: deque[str] = deque(maxlen=EXAMPLE_LINES)
     last = max(numbers, default=0)
-    with open_log(log) as stream:
-        for number, raw in enumerate(stream, start=1):
-            window.append(raw.decode("utf-8", "replace").rstrip("\r\n"))
-            if number in numbers:
-                found[number] = list(window)
+    number = 0
+    with reading_errors(str(log)), open_log(log) as stream:
+        for data, end in LineBlocks(stream):
+            start = 0
+            while start < end and number < last:
+                stop = data.index(b"\n", start)
+                number += 1
+                window.append(_drafted(data[start:min(stop, start + LINE_BYTES)].decode("utf-8", "replace")))
+                if number in numbers:
+                    found[number] = list(window)
+                start = stop + 1
             if number >= last:
                 break
     return found
+
+
+#: what a draft never holds of a log line: line breaks YAML reads inside a block (U+0085 is a C1
+#: control, dropped with the others by `printable`; U+2028, U+2029)
+_YAML_BREAKS = re.compile("[\u2028\u2029]")
+
+
+def _drafted(line: str) -> str:
+    """A log line as the draft entry holds it: its first MAX_LINE characters (all the matcher
+    reads), a carriage return as the space the matcher reads it as, and no escape sequence or
+    control character (`printable`: they would recolour the terminal that shows the draft, and
+    YAML refuses most of them) nor a character YAML reads as a line break."""
+    from ..matching.logline import MAX_LINE
+    from ..text import printable
+
+    line = line.rstrip("\r")[:MAX_LINE].replace("\r", " ")
+    return _YAML_BREAKS.sub(" ", printable(line))
 
 
 def _example(window: list[str]) -> str:

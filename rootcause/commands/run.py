@@ -14,7 +14,12 @@ scanner fails, the command still runs, unchanged, after a one-line warning. Ctrl
 user's decision, not a failure: the terminal delivers it to the command itself (it is in the
 terminal's foreground group with us), so `run` does not send it again, stops reading the
 output for the diagnosis at that moment (what follows is the job's teardown), and says
-"interrupted by you".
+"interrupted by you". This is sudo's rule: SIGINT and SIGQUIT (the terminal's Ctrl-C and
+Ctrl-\\) are relayed only when the terminal cannot have sent them to the command already, that
+is when our process group is not the foreground group of our controlling terminal (`/dev/tty`,
+whatever the standard streams were redirected to: `run ... </dev/null >log 2>&1` typed at a
+terminal still gets the terminal's Ctrl-C). The command stays in our group, in the terminal's
+foreground, so that it can read the terminal (a debugger's prompt) and Ctrl-Z stops the job.
 """
 
 from __future__ import annotations
@@ -29,16 +34,21 @@ import sys
 import threading
 import time
 
+from ..matching.logline import MAX_LINE
+
 #: how many bytes of output may wait for the scanner before the relay waits for it: far more
 #: than any training job prints between two scans (the scanner reads >100 MB/s)
 SCAN_BACKLOG = 64 << 20
-#: a line longer than this keeps only its end (the scanner reads at most 4 MiB of a line)
-MAX_PARTIAL = 1 << 20
+#: a line longer than this keeps only its head, as `diagnose` reads a log (`scanner.LineBlocks`:
+#: a line is read for its first MAX_LINE characters)
+LINE_BYTES = 4 * MAX_LINE
 READ = 1 << 16
 #: once the command has exited, output still arriving from processes it left behind (which
 #: hold its pipes open) is read for this long, then the relay stops
 DRAIN_AFTER_EXIT = 0.5
 FORWARDED = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+#: what the terminal sends to its whole foreground group from a key (Ctrl-C, Ctrl-\)
+FROM_KEYS = (signal.SIGINT, signal.SIGQUIT)
 
 
 class LineQueue:
@@ -56,10 +66,17 @@ class LineQueue:
     def feed(self, stream: int, data: bytes) -> None:
         if self._done:
             return
-        data = self._partial.pop(stream, b"") + data
+        head = self._partial.pop(stream, None)   # the start of an unfinished line of this stream
+        if head is not None:
+            newline = data.find(b"\n")
+            if newline < 0:   # the line goes on: its head grows to LINE_BYTES, the rest is dropped
+                self._partial[stream] = head if len(head) >= LINE_BYTES else head + data[:LINE_BYTES - len(head)]
+                return
+            self._put((head + data[:min(newline, LINE_BYTES)])[:LINE_BYTES] + b"\n")
+            data = data[newline + 1:]
         cut = data.rfind(b"\n") + 1
         if cut < len(data):
-            self._partial[stream] = data[cut:][-MAX_PARTIAL:]
+            self._partial[stream] = data[cut:cut + LINE_BYTES]
         if cut:
             self._put(data[:cut])
 
@@ -114,7 +131,29 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=3, help="how many entries to report (default 3)")
     p.add_argument("--always", action="store_true", help="diagnose even when the command succeeds")
     p.add_argument("--no-pty", action="store_true", help="use pipes even when the output is a terminal")
+    p.add_argument("--flight-recorder", metavar="DIR",
+                   help="turn on PyTorch's Flight Recorder for the command (TORCH_FR_BUFFER_SIZE, dumps on a "
+                        "NCCL timeout into DIR/rank_<N>) and, when it fails, read the dumps it left there")
     p.set_defaults(func=run)
+
+
+#: what `--flight-recorder DIR` sets for the command; a variable the user set already is kept
+FLIGHT_RECORDER_DEFAULTS = {
+    "TORCH_FR_BUFFER_SIZE": "2000",          # the ring buffer: entries kept per process
+    "TORCH_NCCL_TRACE_BUFFER_SIZE": "2000",  # its older name, for releases before TORCH_FR_*
+    "TORCH_NCCL_DUMP_ON_TIMEOUT": "1",       # NCCL's watchdog dumps every rank when one times out
+}
+
+
+def flight_recorder_env(folder: str) -> dict[str, str]:
+    """The child's environment with the Flight Recorder on and its dumps going to `folder`."""
+    env = dict(os.environ)
+    for key, value in FLIGHT_RECORDER_DEFAULTS.items():
+        env.setdefault(key, value)
+    prefix = os.path.join(os.path.abspath(folder), "rank_")
+    env["TORCH_FR_DUMP_TEMP_FILE"] = prefix          # the dump of rank N is written to PREFIX + N
+    env["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"] = prefix  # its older name
+    return env
 
 
 def run(args) -> int:
@@ -128,6 +167,14 @@ def run(args) -> int:
         print("rootcause run: --top must be at least 1", file=sys.stderr)
         return EXIT_ERROR
     encyclopedia = _load(args)   # before starting, so that nothing is printed into the job's output
+    env = None
+    if args.flight_recorder:
+        try:
+            os.makedirs(args.flight_recorder, exist_ok=True)
+            env = flight_recorder_env(args.flight_recorder)
+        except OSError as exc:   # the job runs anyway, without the recorder's folder
+            print(f"rootcause run: cannot make {args.flight_recorder} ({exc.strerror or exc}); running the command "
+                  "without the Flight Recorder", file=sys.stderr)
     lines = LineQueue()
     result: dict = {}
     scanning = None
@@ -136,8 +183,9 @@ def run(args) -> int:
         scanning.start()
     else:
         lines.stop()
+    started = time.time() - 1
     try:
-        outcome = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty())
+        outcome = _relay(command, lines, use_pty=not args.no_pty and sys.stdout.isatty(), env=env)
     except OSError as exc:
         lines.stop()
         print(f"rootcause run: cannot run {command[0]}: {exc.strerror or exc}", file=sys.stderr)
@@ -158,6 +206,8 @@ def run(args) -> int:
     data = encyclopedia.report(result["report"], args.top)
     data["command"] = {"argv": command, "exit_status": status, "interrupted": outcome.interrupted,
                        "interrupted_by_you": outcome.by_you}
+    if env is not None:
+        _add_dumps(encyclopedia, data, args.flight_recorder, started)
     if outcome.by_you and data["status"] == "none":
         print("rootcause run: interrupted by you (Ctrl-C); no failure in the output before it.", file=sys.stderr)
     else:
@@ -174,6 +224,26 @@ def run(args) -> int:
         except OSError as exc:
             print(f"rootcause run: cannot write the report {args.report}: {exc.strerror or exc}", file=sys.stderr)
     return status
+
+
+def _add_dumps(encyclopedia, data: dict, folder: str, since: float) -> None:
+    """The dumps the job left in `folder` (written since it started: an older run's are not its
+    own), as evidence in the report; a note when there are none or they cannot be read (the log's
+    diagnosis stands either way)."""
+    from ..encyclopedia import DiagnosisError, UnreadableLog, read_dumps, split_dumps, with_flight_recorder
+
+    try:
+        with os.scandir(folder) as listing:
+            empty = next(listing, None) is None
+        _, dumps = ([], []) if empty else split_dumps([folder])
+        dumps = [p for p in dumps if p.stat().st_mtime >= since]
+        if not dumps:
+            raise UnreadableLog(f"{folder}: the command left no Flight Recorder dump there")
+        with_flight_recorder(data, read_dumps(dumps), encyclopedia.infos)
+    except (DiagnosisError, OSError) as error:
+        message = getattr(error, "message", None) or f"{folder}: {getattr(error, 'strerror', None) or error}"
+        data["flight_recorder_problem"] = message
+        print(f"rootcause run: no Flight Recorder verdict: {message}", file=sys.stderr)
 
 
 def _load(args):
@@ -204,18 +274,23 @@ class _Outcome:
 
 
 def _terminal_signals_us() -> bool:
-    """Is this process in the foreground group of its terminal? Then a Ctrl-C there reached the
-    whole group, the command included, and sending it again would be a second Ctrl-C."""
-    for stream in (sys.stdin, sys.stdout, sys.stderr):
-        try:
-            if stream is not None and stream.isatty():
-                return os.tcgetpgrp(stream.fileno()) == os.getpgrp()
-        except (OSError, ValueError):
-            continue
-    return False
+    """Is this process in the foreground group of its controlling terminal? Then a Ctrl-C there
+    reached the whole group, the command included, and sending it again would be a second
+    Ctrl-C. Asked of `/dev/tty`, the controlling terminal itself: the standard streams may all
+    be redirected while the terminal still signals the group."""
+    try:
+        terminal = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:   # no controlling terminal (ENXIO): a signal came from a process, not a key
+        return False
+    try:
+        return os.tcgetpgrp(terminal) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(terminal)
 
 
-def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
+def _relay(command: list[str], lines: LineQueue, use_pty: bool, env: dict | None = None) -> _Outcome:
     """Run the command, copy its output to ours and to the scanner."""
     outputs = {}
     if use_pty:
@@ -229,11 +304,11 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
             fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
         except OSError:
             pass
-        child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True)
+        child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True, env=env)
         os.close(slave)
         outputs[master] = sys.stdout.buffer
     else:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=env)
         assert child.stdout is not None and child.stderr is not None   # both are pipes
         outputs[child.stdout.fileno()] = sys.stdout.buffer
         outputs[child.stderr.fileno()] = sys.stderr.buffer
@@ -244,8 +319,8 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool) -> _Outcome:
         if signum == signal.SIGINT:
             state["by_you"] = True
             lines.stop()   # what follows is the job's reaction to the Ctrl-C
-            if _terminal_signals_us():
-                return   # the terminal signalled the command too
+        if signum in FROM_KEYS and _terminal_signals_us():
+            return   # the terminal signalled the command too: once is what the user asked for
         try:
             child.send_signal(signum)
         except ProcessLookupError:

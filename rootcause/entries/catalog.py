@@ -30,6 +30,7 @@ from ..forked import quiet_worker
 from ..memo import Kept, per_entry
 from .. import jsonbytes
 from ..located_yaml import Located, load_yaml, read_text
+from ..matching.logline import MAX_LINE
 from ..matching.signatures import (
     AnchorIndex,
     CompiledSignature,
@@ -188,6 +189,19 @@ def _check_examples(shown: str, located: Located, i: int, signature: Signature,
     for j, example in enumerate(signature.example_logs):
         if not find_matches(compiled, parse_text(example)):
             line, col = located.where(("signatures", i, "examples", j))
+            long = next(((k, len(text)) for k, text in enumerate(example.split("\n"), start=1) if len(text) > MAX_LINE),
+                        None)
+            if long is not None:
+                # the matcher reads a line's first MAX_LINE characters only (on the command line and
+                # in the browser alike): copying the text again, as the usual hint says, cannot help
+                problems.append(Diagnostic(
+                    shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}: line {long[0]} "
+                    f"of the example has {long[1]:,} characters, and a log's line is read only up to its first "
+                    f"{MAX_LINE:,}",
+                    f"make the signature match text within the first {MAX_LINE:,} characters of that line (diagnose "
+                    f"never reads past them, so text beyond them cannot identify the failure), and cut the example's "
+                    f"line to those {MAX_LINE:,} characters"))
+                continue
             problems.append(Diagnostic(shown, line, col, "E033", f"signature {i + 1} does not match its example {j + 1}",
                                        "copy the text exactly as printed, or loosen a varying part with a "
                                        "placeholder such as {int} or {name}"))

@@ -110,7 +110,9 @@ RULES: list[tuple[str, str]] = [
     # `Exception: msg` (bare, or behind a module path)
     ("exception", r"^[ \t]*((?:" + _IDENT + r"\.){0,12}(?:" + _IDENT +
                   r"(?:Error|Exception)|KeyboardInterrupt|SystemExit|Exception))(?:: ?([^\n]{0,2000}))?$"),
-    ("cpp-throw", r"terminate called after throwing an instance of '([^']{1,300})'"),
+    # the class's closing quote is kept in the group: a paste cut inside the class name still shows
+    # a C++ exception that ended the process
+    ("cpp-throw", r"terminate called after throwing an instance of '([^'\n]{1,300}'?)"),
     ("cpp-terminate", r"terminate called without an active exception"),
     ("cpp-what", r"^[ \t]*what\(\):[ \t]+([^\n]{1,2000})$"),
     # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of

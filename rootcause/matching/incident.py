@@ -194,7 +194,7 @@ class LogModel:
                     self.collectives.setdefault(rank, collective)
         elif kind == "cpp-throw":
             self._pending_cpp = self._add(self._failure(number, line, "cpp", f"terminate called after throwing an "
-                                                        f"instance of '{groups[0]}'"))
+                                                        f"instance of '{groups[0]}"))
         elif kind == "cpp-terminate":
             self._add(self._failure(number, line, "cpp", "terminate called without an active exception"))
         elif kind == "cpp-what":

@@ -17,13 +17,12 @@ block is read changes the cost, never the lines found.
 from __future__ import annotations
 
 import errno
-import gzip
 import io
 import re
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Iterable, Iterator
 
 import re2
 
@@ -37,6 +36,14 @@ from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
 CHUNK = 1 << 22
+#: a line's first LINE_BYTES bytes hold its first MAX_LINE characters (4 bytes of UTF-8 at most
+#: each), all that a line is read for: the rest of a longer line is never kept
+LINE_BYTES = 4 * MAX_LINE
+#: The memo of parsed candidate lines (`Scanner._line_info`) holds lines up to SHORT_LINE bytes
+#: by the thousand (crash loops and warning floods repeat them) and longer ones, cut to
+#: LINE_BYTES, by the few hundred: at most about 8192 × 2 KiB + 256 × 32 KiB of keys, whatever
+#: the log (keyed by whole lines it held 517 MB of 900 KB lines).
+SHORT_LINE = 2048
 MAX_HITS_PER_SIGNATURE = 1_000   # candidate lines kept per signature: far more than a report shows
 MAX_MATCHES_PER_SIGNATURE = 20
 MAX_LINES_SHOWN = 12
@@ -67,6 +74,7 @@ class Report:
     findings: list = field(default_factory=list)
     first_failure: dict | None = None
     consequence_streams: list[str] = field(default_factory=list)
+    unread: list[dict] = field(default_factory=list)   # logs not read to their end: {log, at, reason}
 
 
 def anchor_piece(anchor: str, fragments: dict[str, str]) -> str:
@@ -113,16 +121,207 @@ def index_problem(data) -> str | None:
 
 
 def open_log(path: str | Path) -> BinaryIO:
-    """A binary stream of a plain or gzip-compressed log ('-' is standard input)."""
+    """A binary stream of a log ('-' is standard input; a named pipe, `<(...)` or `/dev/stdin`
+    too), as UTF-8 lines: gunzipped member by member when it is gzip (`_Gunzip`), transcoded when
+    a byte-order mark says UTF-16, its carriage returns read as line ends when it is CR-only
+    (`_LogReader`). The browser's worker (`theme/assets/diagnose-worker.js`) reads a file the
+    same way. What could not be read (junk after the last gzip member) is `unread_of(stream)`."""
     import sys
 
     if str(path) == "-" and sys.stdin is None:   # started with standard input closed (`<&-`)
         raise OSError(errno.EBADF, "standard input is closed; pass the log as a file, or pipe it in")
     raw: BinaryIO = sys.stdin.buffer if str(path) == "-" else open(path, "rb")  # noqa: SIM115
-    peek = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
-    if peek == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    return raw
+    try:
+        return io.BufferedReader(_LogReader(raw, close=str(path) != "-"), CHUNK_OF_READER)
+    except BaseException:
+        if str(path) != "-":
+            raw.close()
+        raise
+
+
+def unread_of(stream) -> tuple[int, str] | None:
+    """(the byte of the file where reading stopped, why), or None when all of it was read."""
+    reader = getattr(stream, "raw", None)
+    return reader.unread if isinstance(reader, _LogReader) else None
+
+
+CHUNK_OF_READER = 1 << 16
+#: how much of a log decides that it is CR-only: a carriage return, and no line feed, in its first
+#: SNIFF bytes (the browser decides on the same bytes)
+SNIFF = 64 << 10
+GZIP_MEMBER = b"\x1f\x8b\x08"
+
+
+def _read_at_least(read, size: int) -> bytes:
+    parts, got = [], 0
+    while got < size:
+        part = read(size - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+class _Gunzip:
+    """The gzip members of a file inflated one after another, as Python's gzip module reads
+    them (zero bytes between and after members are padding), in pieces of bounded size (a gzip
+    bomb costs no memory). Corrupt data raises zlib.error and a file cut short inside a member
+    EOFError, as gzip does; data after a member that is neither another member nor padding ends
+    the reading instead, with `unread` saying where it begins (the browser says the same)."""
+
+    def __init__(self, raw: BinaryIO, prefix: bytes):
+        self.raw = raw
+        self.buf = prefix      # compressed bytes not yet inflated; `at`: where buf[0] is in the file
+        self.at = 0
+        self.member = None
+        self.started = False
+        self.unread: tuple[int, str] | None = None
+        self.done = False
+
+    def _more(self) -> bool:
+        data = self.raw.read(CHUNK_OF_READER)
+        if data:
+            self.buf += data
+        return bool(data)
+
+    def read(self, size: int) -> bytes:
+        import zlib
+
+        while not self.done:
+            if self.member is None:
+                # between members: skip zero padding, then another member or the end
+                while True:
+                    stripped = self.buf.lstrip(b"\0")
+                    self.at += len(self.buf) - len(stripped)
+                    self.buf = stripped
+                    if len(self.buf) >= len(GZIP_MEMBER) or not self._more():
+                        break
+                if not self.buf:
+                    self.done = True
+                    break
+                if self.buf[:len(GZIP_MEMBER)] != GZIP_MEMBER and self.started:
+                    self.unread = (self.at, f"after byte {self.at:,} the file holds data that is neither another "
+                                            "gzip member nor padding")
+                    self.done = True
+                    break
+                self.member = zlib.decompressobj(31)
+                self.started = True
+            if not self.buf and not self._more():
+                raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+            out = self.member.decompress(self.buf, size)
+            rest = self.member.unused_data if self.member.eof else self.member.unconsumed_tail
+            self.at += len(self.buf) - len(rest)
+            self.buf = rest
+            if self.member.eof:
+                self.member = None
+            if out:
+                return out
+        return b""
+
+
+class _LogReader(io.RawIOBase):
+    """A log's bytes as the scanner reads them (see `open_log`)."""
+
+    def __init__(self, raw: BinaryIO, close: bool = True):
+        super().__init__()
+        self._raw = raw
+        self._close = close
+        magic = _read_at_least(raw.read, 2)
+        self._gunzip = _Gunzip(raw, magic) if magic == b"\x1f\x8b" else None
+        self._pending = b"" if self._gunzip else magic
+        head = _read_at_least(self._read_source, SNIFF)
+        self._decoder = None
+        if head[:2] in (b"\xff\xfe", b"\xfe\xff"):   # UTF-16, by its byte-order mark (which is dropped)
+            import codecs
+
+            encoding = "utf-16-le" if head[:2] == b"\xff\xfe" else "utf-16-be"
+            self._decoder = codecs.getincrementaldecoder(encoding)("replace")
+            sniffed = head[2:SNIFF - SNIFF % 2].decode(encoding, "replace")
+            self._cr_only = "\r" in sniffed and "\n" not in sniffed
+            head = head[2:]
+        else:
+            self._cr_only = b"\r" in head[:SNIFF] and b"\n" not in head[:SNIFF]
+        self._ready = self._convert(head, final=not head)
+        self._from = 0          # what of _ready was handed over
+        self._ended = not head
+
+    @property
+    def unread(self) -> tuple[int, str] | None:
+        return self._gunzip.unread if self._gunzip else None
+
+    def _read_source(self, size: int) -> bytes:
+        if self._pending:
+            data, self._pending = self._pending[:size], self._pending[size:]
+            return data
+        return self._gunzip.read(size) if self._gunzip else self._raw.read(size)
+
+    def _convert(self, data: bytes, final: bool = False) -> bytes:
+        if self._decoder is not None:
+            text = self._decoder.decode(data, final)
+            if self._cr_only:
+                text = text.replace("\r", "\n")
+            return text.encode("utf-8")
+        return data.replace(b"\r", b"\n") if self._cr_only else data
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while self._from == len(self._ready) and not self._ended:
+            data = self._read_source(len(buffer))
+            if not data:
+                self._ended = True
+            self._ready, self._from = self._convert(data, final=not data), 0
+        n = min(len(buffer), len(self._ready) - self._from)
+        buffer[:n] = memoryview(self._ready)[self._from:self._from + n]
+        self._from += n
+        return n
+
+    def close(self) -> None:
+        if not self.closed and self._close:
+            self._raw.close()
+        super().close()
+
+
+class LineBlocks:
+    """A log's whole lines, CHUNK bytes at a time, in bounded memory: iterating gives (data,
+    end), data[:end] being whole lines, each ending with a newline (the last line of the stream
+    gets one). A line that runs past a chunk keeps its first LINE_BYTES bytes (MAX_LINE
+    characters, all a line is read for): the rest is read and dropped up to its newline, so a
+    single line of gigabytes, or a gzip bomb, costs a chunk and a line's head, never the line.
+    One reader for every command that reads a log (`diagnose`, `run`, `new --from-log`)."""
+
+    def __init__(self, stream: BinaryIO):
+        self.stream = stream
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        tail = b""
+        skipping = False  # inside a line longer than we keep: drop bytes until its newline
+        while True:
+            chunk = self.stream.read(CHUNK)
+            if not chunk:
+                break
+            self.bytes_read += len(chunk)
+            if skipping:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    continue
+                chunk = chunk[newline:]
+                skipping = False
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                tail = data[:LINE_BYTES]
+                skipping = len(data) > LINE_BYTES
+                continue
+            yield data, cut
+            tail = data[cut:]
+            if len(tail) > LINE_BYTES:
+                tail, skipping = tail[:LINE_BYTES], True
+        if tail:
+            yield tail + b"\n", len(tail) + 1
 
 
 #: Which prefilter reads a block. At first, one of only the anchors that can occur in the block
@@ -204,7 +403,8 @@ class Scanner:
         self._options = options
         self._fragments: dict[str, str] = {}
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
-        self._cached_info = lru_cache(maxsize=8192)(self._line_info)
+        self._short_info = lru_cache(maxsize=8192)(self._line_info)
+        self._long_info = lru_cache(maxsize=256)(self._line_info)
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
@@ -286,6 +486,9 @@ class Scanner:
         for path in paths:
             with open_log(path) as stream:
                 offset = scan.read(stream, offset)
+                unread = unread_of(stream)
+            if unread is not None:
+                scan.report.unread.append({"log": str(path), "at": unread[0], "reason": unread[1]})
         return scan.finish()
 
     def scan_text(self, text: str) -> Report:
@@ -297,11 +500,20 @@ class Scanner:
         scan.read(stream, 0)
         return scan.finish()
 
+    def _cached_info(self, raw: bytes) -> tuple:
+        """`_line_info`, memoised per scanner: a log that repeats lines, as crash loops and
+        warning floods do, parses each distinct line once. A line longer than LINE_BYTES is
+        looked up by its first LINE_BYTES bytes, all that its parse reads (`parse_line` keeps
+        MAX_LINE characters), so that the memo never holds a long line whole."""
+        if len(raw) <= SHORT_LINE:
+            return self._short_info(raw)
+        if len(raw) > LINE_BYTES:
+            raw = b"\n".join(part[:LINE_BYTES] for part in raw.split(b"\n"))
+        return self._long_info(raw)
+
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures by number, does any of their patterns match it, its event). Memoised per
-        scanner (`_cached_info`): a log that repeats lines, as crash loops and warning floods do,
-        parses each distinct line once."""
+        signatures by number, does any of their patterns match it, its event)."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
@@ -439,32 +651,12 @@ class _Scan:
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
         """Feed chunks; returns the line number after the last line (for several files in a row)."""
         line_number = first_line
-        tail = b""
-        skipping = False  # inside a line longer than we keep: drop bytes until its newline
-        head_bytes = 4 * MAX_LINE  # MAX_LINE characters of UTF-8 at most
-        while True:
-            chunk = stream.read(CHUNK)
-            if not chunk:
-                break
-            report.bytes_scanned += len(chunk)
-            if skipping:
-                newline = chunk.find(b"\n")
-                if newline < 0:
-                    continue
-                chunk = chunk[newline:]
-                skipping = False
-            data = tail + chunk
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                tail = data[:head_bytes]
-                skipping = len(data) > head_bytes
-                continue
-            line_number = self._scan_block(data, cut, line_number, report, per_signature)
-            tail = data[cut:]
-            if len(tail) > head_bytes:
-                tail, skipping = tail[:head_bytes], True
-        if tail:
-            line_number = self._scan_block(tail + b"\n", len(tail) + 1, line_number, report, per_signature)
+        blocks = LineBlocks(stream)
+        before = report.bytes_scanned
+        for data, end in blocks:
+            report.bytes_scanned = before + blocks.bytes_read
+            line_number = self._scan_block(data, end, line_number, report, per_signature)
+        report.bytes_scanned = before + blocks.bytes_read
         report.lines_scanned = line_number
         return line_number
 

@@ -84,6 +84,32 @@ class ContentPage:
     tab: str = ""   # short label for the header's section tabs; no tab when empty
 
 
+#: The site's own top-level names: what every build writes at the root of the site (`render.plan`,
+#: `builder.site_files`), with what each is. A content page is published at `<its name>/`, so one
+#: named like these would replace a built-in page (`content/diagnose.md` at /diagnose/) or collide
+#: with a built-in file; compared without case, as a case-insensitive disk would
+#: (`tests/hostile/test_reserved_pages.py` holds this table to what a build writes).
+RESERVED = {
+    "index.html": "home page", "404.html": "page-not-found page", "entries": "index of all entries",
+    "categories": "category lists", "tags": "tag lists", "systems": "system pages", "coverage": "coverage page",
+    "frequency": "frequency page", "search": "search page and index", "diagnose": "diagnose page",
+    "assets": "styles and scripts", "sitemap.xml": "sitemap", "robots.txt": "robots.txt", "feed.xml": "Atom feed",
+    ".nojekyll": ".nojekyll marker", "entry.schema.json": "entry schema",
+}
+
+
+def reserved_name_problem(path: Path, shown: str) -> Diagnostic | None:
+    """E059 when a content page's name is one of the site's own (`RESERVED`)."""
+    slug = path.stem
+    what = RESERVED.get(slug.lower())
+    if what is None:
+        return None
+    return Diagnostic(shown, 1, 1, "E059",
+                      f"content page '{path.name}' would be published at /{slug}/, where the site writes its own {what}",
+                      f"rename the file, e.g. to content/{slug.lower()}-guide.md; a content page may not be named "
+                      + ", ".join(sorted(name for name in RESERVED)))
+
+
 def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
     pages, problems = [], []
     folder = root / "content"
@@ -92,10 +118,17 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
                                "make content/ a real folder of the project; its files are not read")]
     for path in sorted(folder.glob("*.md")):
         shown = display_path(path, root)
+        reserved = reserved_name_problem(path, shown)
+        if reserved is not None:
+            problems.append(reserved)
+            continue
         text, read_problems = read_text(path, shown)
         if text is None:
             problems.extend(read_problems)
             continue
+        # line ends as Markdown reads them: a page saved with CRLF (or CR) ends is the same page,
+        # its front matter found and its lines numbered alike
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         meta: dict = {}
         body = text
         if text.startswith("---\n"):

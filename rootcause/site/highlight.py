@@ -141,11 +141,12 @@ def _short(token, standard) -> str | None:
 LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER = 5, 3
 
 
-def mark_matches(log: str, signature, compact: bool = False) -> Markup:
+def mark_matches(log: str, signature, compact: int = 0) -> Markup:
     """An example log with each stretch a step of `signature` (a CompiledSignature) matched in a
     line wrapped in <mark>: the reader sees at once which printed words the entry is about. A
     long log is cut to the lines around the first match, and says how many it leaves out
-    (`compact`: fewer, for an entry with many signatures)."""
+    (`compact` 1, 2, 3: fewer and fewer, down to the matched line alone: a page shows every
+    example, and cuts them shorter the more signatures and examples it has)."""
     physical = log.rstrip("\n").split("\n")
     marked = signature.marks.get(log)
     if marked is None:   # a text the entry's check did not see (a theme's own call)
@@ -153,7 +154,7 @@ def mark_matches(log: str, signature, compact: bool = False) -> Markup:
     spans = {number: (start, end) for number, start, end in marked}
     hits = [number for number, _start, _end in marked]
     first = hits[0] if hits else len(physical) - 1
-    before, after, most = (2, 2, 6) if compact else (LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16)
+    before, after, most = ((LOG_WINDOW_BEFORE, LOG_WINDOW_AFTER, 16), (2, 2, 6), (1, 1, 4), (0, 0, 1))[min(int(compact), 3)]
     start = max(0, first - before)
     stop = min(len(physical), max(first, hits[-1] if hits else first) + after + 1, start + most)
     if stop - start >= len(physical) - 2:   # cutting one or two lines saves nothing

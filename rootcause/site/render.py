@@ -30,6 +30,7 @@ from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, bundled_theme, read_regular
+from ..matching.readable import readable
 from ..text import plain
 from .content import ContentPage, inline, markdown
 from .highlight import highlight, mark_matches
@@ -92,7 +93,8 @@ class Card:
     phase: str
     tags: tuple[str, ...]
     reviewed: str         # ISO date
-    signature: str        # the first signature as shown; "" for a failure that prints no error (role: symptom)
+    signature: str        # the first signature as a message, its variable parts named (`readable`); ""
+                          # for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
     plain_title: str      # the title as plain text (the 404 page's suggestions)
     key: str = field(init=False, repr=False, compare=False)     # set by __post_init__
@@ -102,7 +104,7 @@ class Card:
     def of(cls, loaded: LoadedEntry) -> "Card":
         e = loaded.entry
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
-                   tuple(e.tags), e.reviewed.isoformat(), e.signatures[0].display if e.signatures else "", e.fix[0].step,
+                   tuple(e.tags), e.reviewed.isoformat(), _readable(e.signatures[0]) if e.signatures else "", e.fix[0].step,
                    plain(e.title))
 
     def __post_init__(self) -> None:
@@ -127,6 +129,12 @@ class Cards(list):
 
     def __repr__(self) -> str:
         return "Cards[" + ", ".join([card.key for card in self]) + "]"
+
+
+def _readable(signature) -> str:
+    """A signature as hub tables show it: each step's message with named placeholders, never a regex."""
+    return "\n".join(readable(step.pattern) if step.pattern is not None else readable(step.regex, regex=True)
+                     for step in (signature.lines or [signature]))
 
 
 #: icons are same-origin SVG files painted by CSS masks (`.rc-icon`), cached by the browser; an
@@ -209,14 +217,245 @@ class TemplateLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
+# -- what a theme's template may spend --------------------------------------------------------------
+# A theme may come by pull request. jinja2's sandbox keeps its templates from Python's internals
+# but not from the machine's time and memory: two nested `range(100000)` loops never end, and
+# `'x' * 10**12` asks for a terabyte. So a sandboxed template runs within a budget per page (the
+# build's own templates, without a theme folder, run outside the sandbox and are not limited):
+# - time: PAGE_CPU_SECONDS of the thread's CPU time, checked at every loop iteration, macro,
+#   block, template, call, attribute and operator (`_Sandbox.tick`, compiled into the template:
+#   `_tick`), every TICKS_PER_CHECK ticks;
+# - size: no string, list or number a template makes by repeating, joining, padding or
+#   formatting may exceed MAX_SIZE characters, items or (numbers) bits, refused before it is
+#   made; a page's output may not exceed MAX_PAGE_CHARS;
+# - memory: where the system allows, the address space may not grow by more than
+#   PAGE_MEMORY_BYTES while a page renders (`resource.RLIMIT_AS`), so that whatever the other
+#   checks miss ends in a MemoryError, reported like the rest.
+# A page over its budget fails the build with E041, naming the template file and line; the
+# renderer then refuses every later page at once (a worker given a hundred such pages gives up
+# after the first), and the last site stays as it was.
+PAGE_CPU_SECONDS = 5.0
+TICKS_PER_CHECK = 64
+MAX_SIZE = 1 << 24
+MAX_BITS = 1 << 16
+MAX_PAGE_CHARS = 64 << 20
+PAGE_MEMORY_BYTES = 1 << 30
+
+
+class OverBudget(jinja2.TemplateError):
+    """A sandboxed template went past its page's budget (`message`: what it spent, `fix`: how to
+    stay within it)."""
+
+    def __init__(self, message: str, fix: str):
+        super().__init__(message)
+        self.fix = fix
+
+
+def _too_big(what: str, limit: int = MAX_SIZE) -> OverBudget:
+    return OverBudget(f"the template makes {what}, more than the {limit:,} a template may make",
+                      "make the value smaller: a theme's template renders the values it is given, "
+                      "it does not build large ones")
+
+
+def _sized(value):
+    """`value`, once its size is known to be within MAX_SIZE (strings, lists, numbers)."""
+    if isinstance(value, (str, bytes, list, tuple)) and len(value) > MAX_SIZE:
+        raise _too_big(f"a string of {len(value):,} characters" if isinstance(value, str)
+                       else f"a {type(value).__name__} of {len(value):,} items")
+    if type(value) is int and value.bit_length() > MAX_BITS:
+        raise _too_big(f"a number of {value.bit_length():,} bits", MAX_BITS)
+    return value
+
+
+def _small_numbers(values) -> None:
+    """Refuses a number argument past MAX_SIZE (a width, a count, a repetition)."""
+    for value in values:
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+            raise _too_big(f"a width or count of {value:,.0f}")
+
+
+_PRINTF_WIDTHS = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")
+_FORMAT_FIELD = re.compile(r"\{[^{}]*\}")
+_NESTED_FIELD = re.compile(r"\{[^{}]*\{")
+#: the filters whose number arguments are widths or counts (what they make grows with them)
+_SIZING_FILTERS = frozenset({"center", "indent", "wordwrap", "truncate", "batch", "slice", "round"})
+
+
+def _small_printf(spec: str, args) -> None:
+    """A `%` format whose widths and precisions are within MAX_SIZE (those taken from the
+    arguments, `%*d`, too)."""
+    for match in _PRINTF_WIDTHS.finditer(spec):
+        _small_numbers(int(digits) for digits in match.groups() if digits)
+    if "*" in spec:
+        _small_numbers(args.values() if isinstance(args, dict) else args if isinstance(args, tuple) else (args,))
+
+
+def _small_format(spec: str, args, kwargs) -> None:
+    """A `str.format` whose fields' widths are within MAX_SIZE (those taken from the arguments,
+    `{:{}}`, too)."""
+    for field_text in _FORMAT_FIELD.findall(spec):
+        _small_numbers(int(digits) for digits in re.findall(r"\d+", field_text))
+    if _NESTED_FIELD.search(spec):
+        _small_numbers(args)
+        _small_numbers(kwargs.values())
+
+
+def _repeated_size(left, right) -> int | None:
+    """The length of `left * right` when it repeats a sequence, before it is made."""
+    for sequence, count in ((left, right), (right, left)):
+        if isinstance(sequence, (str, bytes, list, tuple)) and isinstance(count, (int, float)) \
+                and not isinstance(count, bool):
+            return int(len(sequence) * max(count, 0))
+    return None
+
+
+def _bounded_filter(env: "_Sandbox", name: str, function):
+    """`function`, a filter, with its budget checked (see `_Sandbox.bound_filters`)."""
+    import functools
+
+    # the value filtered comes after what jinja2 passes first (context, eval context, environment)
+    first = 2 if getattr(function, "jinja_pass_arg", None) is not None else 1
+
+    @functools.wraps(function)
+    def bounded(*args, **kwargs):
+        env.tick()
+        if name in _SIZING_FILTERS:
+            _small_numbers(args[first:])
+            _small_numbers(kwargs.values())
+        if name == "join" and len(args) >= first:   # a thousand strings of MAX_SIZE, joined
+            items = list(args[first - 1])
+            glue = args[first] if len(args) > first else kwargs.get("d", "")
+            size = sum(len(item) for item in items if isinstance(item, str)) + len(str(glue)) * len(items)
+            if size > MAX_SIZE:
+                raise _too_big(f"a string of {size:,} characters by joining")
+            args = (*args[:first - 1], items, *args[first:])
+        elif name == "format" and len(args) >= first and isinstance(args[first - 1], str):
+            _small_printf(args[first - 1], kwargs or tuple(args[first:]))
+        return _sized(function(*args, **kwargs))
+
+    return bounded
+
+
+def _tick(lineno: int) -> jinja2.nodes.ExprStmt:
+    """A check of the page's budget, compiled at the start of every loop iteration, macro,
+    block and template of a sandboxed template (`_Sandbox._parse`). jinja2 allows no node type
+    of one's own: this is an expression statement (which templates cannot write: that takes the
+    `do` extension) of a marker constant."""
+    return jinja2.nodes.ExprStmt(jinja2.nodes.Const(_TICK, lineno=lineno), lineno=lineno)
+
+
+_TICK = "__rootcause_tick"
+
+
+class _BoundedCode(jinja2.compiler.CodeGenerator):
+    """The sandbox's code: `_tick` calls the environment's `tick`, and `~` checks what it joins."""
+
+    def visit_ExprStmt(self, node, frame) -> None:
+        if isinstance(node.node, jinja2.nodes.Const) and node.node.value == _TICK:
+            self.writeline("environment.tick()", node)
+        else:
+            super().visit_ExprStmt(node, frame)
+
+    def visit_Concat(self, node, frame) -> None:
+        self.write("environment.sized(")
+        super().visit_Concat(node, frame)
+        self.write(")")
+
+
 class _Sandbox(SandboxedEnvironment):
     """jinja2's sandbox with its attribute test remembered per (type, name): the test reads only
     the name and, through isinstance, the object's class, which is its type unless a class
-    in its MRO defines `__class__` (such types are tested every time)."""
+    in its MRO defines `__class__` (such types are tested every time). And with a budget per page
+    (see PAGE_CPU_SECONDS above): `start_page` sets it, `tick` checks it."""
+
+    code_generator_class = _BoundedCode
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._safe: dict[tuple[type, str], bool] = {}
+        self._ticks = TICKS_PER_CHECK
+        self._deadline = float("inf")
+        self.sized = _sized
+
+    # -- the budget
+    def start_page(self) -> None:
+        import time
+
+        self._ticks = TICKS_PER_CHECK
+        self._deadline = time.thread_time() + PAGE_CPU_SECONDS
+
+    def tick(self) -> None:
+        self._ticks -= 1
+        if self._ticks > 0:
+            return
+        import time
+
+        self._ticks = TICKS_PER_CHECK
+        if time.thread_time() > self._deadline:
+            self._deadline = float("-inf")   # every later check fails too, however it is caught
+            raise OverBudget(f"the page took more than {PAGE_CPU_SECONDS:g} s of CPU time to render",
+                             "make the template do less per page: no nested loops over large ranges, "
+                             "no macro that calls itself without end")
+
+    def _parse(self, source, name, filename):
+        tree = super()._parse(source, name, filename)
+        for node in tree.find_all((jinja2.nodes.For, jinja2.nodes.Macro, jinja2.nodes.CallBlock,
+                                   jinja2.nodes.Block)):
+            node.body.insert(0, _tick(node.lineno))
+        tree.body.insert(0, _tick(1))
+        return tree
+
+    # -- every step a template takes
+    def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 (jinja2's signature)
+        __self.tick()
+        if isinstance(getattr(__obj, "__self__", None), (str, bytes)):   # "x".ljust(10**9)
+            _small_numbers(args)
+            _small_numbers(kwargs.values())
+        return _sized(super().call(__context, __obj, *args, **kwargs))
+
+    def call_binop(self, context, operator, left, right):
+        self.tick()
+        if operator == "*":
+            size = _repeated_size(left, right)
+            if size is not None and size > MAX_SIZE:
+                raise _too_big(f"a sequence of {size:,} items by repetition")
+        elif operator == "**":
+            if isinstance(left, int) and isinstance(right, int) and right > 0 \
+                    and left.bit_length() * right > MAX_BITS:
+                raise _too_big(f"a number of about {left.bit_length() * right:,} bits", MAX_BITS)
+        elif operator == "%" and isinstance(left, str):
+            _small_printf(left, right)
+        return _sized(super().call_binop(context, operator, left, right))
+
+    def getattr(self, obj, attribute):
+        self.tick()
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj, argument):
+        self.tick()
+        return super().getitem(obj, argument)
+
+    def wrap_str_format(self, value):
+        wrapper = super().wrap_str_format(value)
+        if wrapper is None:
+            return None
+        spec = value.__self__
+        is_map = value.__name__ == "format_map"
+
+        def bounded(*args, **kwargs):
+            _small_format(spec, () if is_map else args, args[0] if is_map and args and isinstance(args[0], dict)
+                          else kwargs)
+            return _sized(wrapper(*args, **kwargs))
+
+        return bounded
+
+    def bound_filters(self) -> None:
+        """Every filter checked: its number arguments within MAX_SIZE, what it makes too (`join`
+        and `format` before they make it)."""
+        for name, function in list(self.filters.items()):
+            self.filters[name] = _bounded_filter(self, name, function)
+
 
     def is_safe_attribute(self, obj, attr: str, value) -> bool:
         key = (type(obj), attr)
@@ -262,6 +501,10 @@ class Renderer:
         icons, sprite = _icons()
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
+        self.sandboxed = isinstance(self.env, _Sandbox)
+        if self.sandboxed:
+            self.env.bound_filters()
+        self._over_budget: Diagnostic | None = None   # the first page that went past its budget
 
     def set_assets(self, asset_names: dict[str, str]) -> None:
         """The assets' names of this build (a renderer kept from the last build has its names)."""
@@ -293,12 +536,72 @@ class Renderer:
             relative = "./" if relative == "." else relative + ("/" if path.endswith("/") or not path else "")
             return relative + hash_ + fragment
 
+        if not self.sandboxed:
+            try:
+                template = self.env.get_template(page.template)
+                html = template.render(page=page, link=link, root=root, **page.context)
+            except jinja2.TemplateError as exc:
+                raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
+            return squeeze(html).encode("utf-8")
+        if self._over_budget is not None:   # one page over budget fails the build: the others are not tried
+            raise RootcauseError([self._over_budget])
         try:
-            template = self.env.get_template(page.template)
-            html = template.render(page=page, link=link, root=root, **page.context)
-        except jinja2.TemplateError as exc:
+            html = self._render_within_budget(page, link=link, root=root)
+        except OverBudget as exc:
+            self._over_budget = template_diagnostic(exc, page.template, self.root, page.path)
+            raise RootcauseError([self._over_budget]) from None
+        except MemoryError as exc:
+            self._over_budget = template_diagnostic(exc, page.template, self.root, page.path)
+            raise RootcauseError([self._over_budget]) from None
+        except Exception as exc:   # noqa: BLE001 - a theme's template fails as positioned errors, never a traceback
             raise RootcauseError([template_diagnostic(exc, page.template, self.root)]) from None
         return squeeze(html).encode("utf-8")
+
+    def _render_within_budget(self, page: Page, **names) -> str:
+        """A sandboxed page, within its budget of time, memory and output (PAGE_CPU_SECONDS)."""
+        limit = _limit_memory()
+        try:
+            self.env.start_page()
+            template = self.env.get_template(page.template)
+            stream = template.generate(page=page, **names, **page.context)
+            parts = []
+            size = 0
+            for part in stream:
+                size += len(part)
+                if size > MAX_PAGE_CHARS:   # raised where the template is, for its line
+                    stream.throw(OverBudget(f"the page's output exceeds {MAX_PAGE_CHARS >> 20} MiB",
+                                            "make the template write less per page"))
+                parts.append(part)
+            return "".join(parts)
+        finally:
+            _restore_memory(limit)
+
+
+def _limit_memory():
+    """Caps this process's address space at its present size plus PAGE_MEMORY_BYTES, where the
+    system has such a limit; returns what `_restore_memory` puts back (None: nothing was set)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm", "rb") as statm:
+            used = int(statm.read().split()[0]) * resource.getpagesize()
+        cap = used + PAGE_MEMORY_BYTES
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft != resource.RLIM_INFINITY and soft <= cap:
+            return None   # a tighter limit is in place already
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+        return soft, hard
+    except (ImportError, AttributeError, OSError, ValueError):   # no such limit here: the other checks stand
+        return None
+
+
+def _restore_memory(limit) -> None:
+    if limit is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, limit)
 
 
 def _plain_parts(path: str) -> list[str] | None:
@@ -450,7 +753,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
                  "source_url": f"{config.repository.rstrip('/')}/blob/{config.branch}/{loaded.path}",
-                 "examples_shown": examples_shown(entry),
+                 "compact_examples": compact_examples(entry),
                  "report_url": _report_url(config, loaded)},
     )
 
@@ -460,11 +763,12 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
 BACKLINKS_SHOWN = 5
 
 
-def examples_shown(entry) -> int:
-    """Example logs a page shows per signature (real ones first; all are in the entry's file):
-    an entry with many signatures shows fewer of each, so that its page stays within budget."""
-    signatures = len(entry.signatures)
-    return 3 if signatures <= 2 else 2 if signatures == 3 else 1
+def compact_examples(entry) -> int:
+    """How short the first example log of each signature is cut around its match (`mark_matches`'
+    `compact`; the others one step shorter, and at least to 3 lines): a page shows every example,
+    real ones first, so one with many signatures cuts them shorter and stays within budget (the
+    whole logs are in the entry's file)."""
+    return min(3, max(0, len(entry.signatures) - 2))
 
 
 def _group_links(links: list[tuple[str, "Card"]], own: int = 0,
@@ -746,7 +1050,7 @@ def check_templates(renderer: Renderer, planned: list[Page], rendered: dict | No
     return problems
 
 
-def template_diagnostic(exc: jinja2.TemplateError, template: str, root: Path) -> Diagnostic:
+def template_diagnostic(exc: Exception, template: str, root: Path, page_path: str = "") -> Diagnostic:
     if isinstance(exc, jinja2.TemplateSyntaxError):
         where = display_path(Path(exc.filename), root) if exc.filename else (exc.name or template)
         return Diagnostic(where, exc.lineno or 1, 1, "E041", exc.message or "syntax error",
@@ -760,4 +1064,16 @@ def template_diagnostic(exc: jinja2.TemplateError, template: str, root: Path) ->
     if isinstance(exc, SecurityError):
         return Diagnostic(where, line, 1, "E041", f"the template reached outside the sandbox: {exc}",
                           "templates may use the values they are given, not Python internals")
+    if isinstance(exc, OverBudget):
+        return Diagnostic(where, line, 1, "E041", f"{exc} (page {page_path})" if page_path else str(exc), exc.fix)
+    if isinstance(exc, MemoryError):
+        return Diagnostic(where, line, 1, "E041", f"the page needed more than {PAGE_MEMORY_BYTES >> 20} MiB of memory "
+                          f"to render" + (f" (page {page_path})" if page_path else ""),
+                          "make the template build smaller values")
+    if isinstance(exc, RecursionError):
+        return Diagnostic(where, line, 1, "E041", "the template calls or includes itself without end",
+                          "give the macro or include a case that stops")
+    if not isinstance(exc, jinja2.TemplateError):
+        return Diagnostic(where, line, 1, "E041", f"the template failed: {type(exc).__name__}: {exc}",
+                          "fix the template")
     return Diagnostic(where, line, 1, "E041", str(exc), "fix the template")

@@ -39,7 +39,7 @@ def test_every_documented_code_in_the_golden_output_is_explained():
     assert codes <= set(CODES)
     docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
     for code in CODES:
-        assert f"| {code} |" in docs, f"{code} is not documented in content/writing-entries.md"
+        assert f"\n### {code}: " in docs, f"{code} is not documented in content/writing-entries.md"
 
 
 def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(broken: Path):

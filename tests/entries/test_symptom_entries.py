@@ -115,7 +115,7 @@ def test_e049_is_documented_and_in_the_editor_schema():
 
     assert "E053" in CODES
     docs = (REPO / "content" / "writing-entries.md").read_text(encoding="utf-8")
-    assert "| E053 |" in docs and "role: symptom" in docs
+    assert "\n### E053: " in docs and "role: symptom" in docs
     schema = json.loads((REPO / "entry.schema.json").read_text(encoding="utf-8"))
     assert "symptom" in schema["properties"]["role"]["enum"]
     rule = schema["allOf"][0]

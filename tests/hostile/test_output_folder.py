@@ -29,7 +29,7 @@ def files_of(out: Path) -> dict[str, bytes]:
 
 def assert_whole(out: Path, *projects: Path) -> dict:
     """The folder is exactly what the state of the last build into it says (kept in the
-    building project's .rootcause-cache/, not in the folder): every listed file with its hash,
+    building project's store, not in the folder): every listed file with its hash,
     no other."""
     from rootcause.site.write import read_manifest
 

@@ -7,6 +7,7 @@ terminal, the last good pages stay up, and fixing the project brings a rebuild a
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
@@ -44,14 +45,27 @@ class Output:
         return "\n".join(self.lines)
 
 
-def test_serve_reports_hostile_edits_and_keeps_the_last_good_site(small_project: Path):
+@contextlib.contextmanager
+def serving(project: Path):
+    """`rootcause serve` on `project` at a free port: yields (server, its Output, the port), and
+    stops it afterwards, its output free of tracebacks."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "rootcause", "--root", str(small_project), "serve",
+    server = subprocess.Popen([sys.executable, "-m", "rootcause", "--root", str(project), "serve",
                                "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     output = Output(server.stdout)
-    page = f"http://127.0.0.1:{port}/entries/{SEED_ENTRY.stem}/"
-    entry = small_project / "entries" / SEED_ENTRY.name
     try:
+        yield server, output, port
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        output.thread.join(timeout=5)
+    assert "Traceback" not in output.text()
+
+
+def test_serve_reports_hostile_edits_and_keeps_the_last_good_site(small_project: Path):
+    with serving(small_project) as (server, output, port):
+        page = f"http://127.0.0.1:{port}/entries/{SEED_ENTRY.stem}/"
+        entry = small_project / "entries" / SEED_ENTRY.name
         output.wait_for("serving ")
         status, good = fetch(page)
         assert status == 200 and "empty torch.Size([0]) placeholders" in good
@@ -75,8 +89,3 @@ def test_serve_reports_hostile_edits_and_keeps_the_last_good_site(small_project:
             assert time.monotonic() < deadline, output.text()
             time.sleep(0.1)
         assert server.poll() is None
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        output.thread.join(timeout=5)
-    assert "Traceback" not in output.text()

@@ -256,3 +256,15 @@ def test_a_c10_backtrace_below_its_message_adds_no_second_error(diagnose):
     assert meta(log)["label"] == "cuda-illegal-memory-access"
     assert report["first_failure"]["entry"] == "cuda-illegal-memory-access"
     assert not any("whose message is not in the log" in u["text"] for u in report["unknown"])
+
+
+def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose):
+    """An excerpt of a watchdog abort that ends inside `terminate called after throwing an instance
+    of 'c10::DistBackendE`: the process was ended by a C++ exception, so the log is not healthy;
+    the report quotes the class as far as the log shows it, adding no closing quote."""
+    log = THREADS / "llamafactory-5558.log"
+    assert log.read_text(encoding="utf-8").rstrip().endswith("instance of 'c10::DistBackendE")
+    report = diagnose(log)
+    assert report["status"] == "unknown"
+    assert report["first_failure"]["text"] == "terminate called after throwing an instance of 'c10::DistBackendE"
+    assert report["first_failure"]["host"] == "mpi-rc1ou1aw-launcher"

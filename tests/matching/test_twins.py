@@ -42,12 +42,21 @@ PYTHON_ONLY = {
     "_prefilter": "RE2's prefilter",
     "scan_paths": "reads files", "scan_text": "reads a string", "scan_stream": "reads a binary stream",
     "_line_info": "memoised parse of a candidate line (the browser parses in take)",
+    "_cached_info": "the memo of _line_info, bounded in bytes (the browser parses in take)",
+    "__iter__": "LineBlocks: whole lines of a file in chunks; the browser's worker reads File slices",
     "read": "reads chunks of a stream",
     "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",
     "_scan_stream": "reads a stream in chunks",
     "_number": "checks a row's numbers", "row_problem": "checks a row from anywhere",
     "of_entry": "makes a row at build time", "from_row": "reads a row (the browser reads the mapping itself)",
     "row": "writes a row at build time",
+    # the log reader (open_log): its twin is diagnose-worker.js's LogText and Gunzip, not matcher.js
+    "unread_of": "where a log reader stopped; the worker reports its own `unread`",
+    "_read_at_least": "reads a log's first bytes (open_log)", "_more": "reads compressed bytes (open_log)",
+    "unread": "where a log reader stopped (open_log)", "_read_source": "reads a log's bytes (open_log)",
+    "_convert": "decodes a log's bytes (open_log; the worker's LogText)",
+    "readable": "the log reader's file protocol", "readinto": "the log reader's file protocol",
+    "close": "the log reader's file protocol",
 }
 
 

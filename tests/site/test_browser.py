@@ -1099,9 +1099,37 @@ def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(br
             assert page.locator("h1").inner_text().startswith("CUDA out of memory")
         finally:
             context.close()
-    # the only problems: the missing page itself and, at a domain root, the first try at the
-    # configured sub-path's assets (the page then moves its links to "/")
-    assert all("404" in p or "Failed to load resource" in p for p in recorder.problems), recorder.problems
+    # the only problem is the missing page itself: under either base the page asked only for files
+    # that exist (its assets are added by its script under the path the site is really at)
+    assert sorted(recorder.problems) == sorted([
+        "HTTP 404: " + server.url("entries/cuda-out-of-memory-old-name/"),
+        "console error: Failed to load resource: the server responded with a status of 404 (Not Found)"])
+    assert not [url for url in recorder.requests if url.startswith(server.origin) and "/assets/" in url
+                and not url.startswith(server.origin + base)], recorder.requests
+
+
+@pytest.mark.parametrize("where", ["a domain root", "the configured sub-path"])
+def test_the_404_page_suggests_nothing_for_an_address_no_entry_shares_a_word_with(browser, tmp_path_factory, where):
+    from browser_helpers import SiteServer, base_path, _built
+
+    site = fixture_site(tmp_path_factory)
+    base = "/" if where == "a domain root" else base_path(_built["project"])
+    with SiteServer(site, base) as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(TIMEOUT)
+        recorder = Recorder(context, server.origin)
+        try:
+            page = context.new_page()
+            for missing, expected in [("no-such-page/", []), ("the/page/was/not/found.html", []),
+                                      ("entries/worker-exited/", ["dataloader-worker-exited-unexpectedly"])]:
+                assert page.goto(server.url(missing)).status == 404
+                page.locator(".rc-palette").wait_for()   # the page's own script ran
+                hrefs = page.locator("#rc-suggest a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+                assert [h.rstrip("/").rsplit("/", 1)[-1] for h in hrefs] == expected, (missing, hrefs)
+                assert page.locator("#rc-suggestions").is_hidden() == (not expected)
+        finally:
+            context.close()
+    assert not [p for p in recorder.problems if not ("404" in p)], recorder.problems
 
 
 @pytest.mark.parametrize("path, part", [("systems/pytorch/", "table.rc-compare"), ("entries/", "form.rc-filter")])
@@ -1120,3 +1148,78 @@ def test_the_hub_table_and_the_index_filters_fit_a_phone(open_context, server, p
     widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     assert widths[0] <= widths[1], widths
     shot(page, f"phone-{path.strip('/').replace('/', '-')}.png")
+
+
+# -- a phone: code, the header, the tabs, related links (#35) ---------------------------------------
+PHONE = {"width": 390, "height": 844}
+
+
+def test_on_a_phone_code_keeps_identifiers_whole_and_scrolls_sideways(open_context, server):
+    """A code block never breaks a line inside an identifier: each line stays whole and the block
+    scrolls; one that overflows is a tab stop (a keyboard scrolls it) with a visible outline; the
+    page itself never scrolls sideways."""
+    context, _recorder = open_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    page.wait_for_function("() => document.querySelectorAll('.md-typeset pre > code[data-rc-scroll]').length > 0")
+    blocks = page.evaluate("""() => [...document.querySelectorAll('.md-typeset pre > code')].filter(c => c.offsetParent)
+        .map(c => [getComputedStyle(c).whiteSpace, c.scrollWidth > c.clientWidth + 1, c.getAttribute('tabindex'),
+                   c.getBoundingClientRect().right])""")
+    assert blocks and all(space == "pre" for space, *_ in blocks), blocks
+    assert any(over for _space, over, *_ in blocks)
+    assert all(tab == "0" for _space, over, tab, _right in blocks if over), blocks
+    assert all(right <= PHONE["width"] + 0.5 for *_, right in blocks), blocks
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], widths
+    box = page.locator(".md-typeset pre > code[data-rc-scroll]").first
+    box.focus()
+    assert box.evaluate("e => getComputedStyle(e).outlineStyle") == "solid"
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("e => e.scrollLeft > 0", arg=box.element_handle())
+
+
+def test_on_a_phone_no_header_icon_is_cut_off_and_the_tabs_show_there_are_more(open_context, server):
+    context, _recorder = open_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(server.url(ENTRY))
+    page.locator(".rc-palette").wait_for()
+    shown = page.evaluate("""() => [...document.querySelectorAll('.rc-header .md-header__button')].map(b => {
+        const box = b.getBoundingClientRect(), icon = b.querySelector('.rc-icon, svg').getBoundingClientRect();
+        return [b.className, box.left, box.right, icon.left, icon.right, getComputedStyle(b).overflow]; })""")
+    for name, left, right, icon_left, icon_right, _overflow in shown:
+        assert 0 <= left and right <= PHONE["width"], (name, left, right)
+        assert left - 0.5 <= icon_left and icon_right <= right + 0.5, (name, left, right, icon_left, icon_right)
+    # the fixture site has fewer section tabs than the encyclopedia: a small phone overflows them
+    page = open_context(viewport={"width": 320, "height": 640})[0].new_page()
+    page.goto(server.url(ENTRY))
+    page.locator(".rc-palette").wait_for()
+    tabs = page.locator(".rc-tabs")
+    assert tabs.evaluate("t => t.scrollWidth > t.clientWidth")   # the case the hint is for
+    page.wait_for_function("() => document.querySelector('.rc-tabs').classList.contains('rc-tabs--more')")
+    assert "gradient" in tabs.evaluate("t => getComputedStyle(t).webkitMaskImage || getComputedStyle(t).maskImage")
+    tabs.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+    page.wait_for_function("() => !document.querySelector('.rc-tabs').classList.contains('rc-tabs--more')")
+    assert tabs.evaluate("t => getComputedStyle(t).webkitMaskImage || getComputedStyle(t).maskImage") == "none"
+    # at a desktop width every tab fits: no hint
+    wide = open_context()[0].new_page()
+    wide.goto(server.url(ENTRY))
+    wide.locator(".rc-palette").wait_for()
+    assert not wide.evaluate("() => document.querySelector('.rc-tabs').classList.contains('rc-tabs--more')")
+
+
+def test_on_a_phone_related_links_stand_apart_from_their_label_and_each_other(open_context, server):
+    context, _recorder = open_context(viewport=PHONE)
+    page = context.new_page()
+    page.goto(server.url("entries/cuda-out-of-memory/"))
+    groups = page.evaluate("""() => [...document.querySelectorAll('.rc-related > li, .rc-references > li')].map(li => {
+        const label = li.querySelector('.rc-relation');
+        const labelBottom = label ? label.getBoundingClientRect().bottom
+                                  : li.getBoundingClientRect().top + parseFloat(getComputedStyle(li, '::before').height);
+        return [labelBottom, [...li.querySelectorAll('a')].map(a => [a.getClientRects()[0].top, a.getBoundingClientRect().bottom])]; })""")
+    assert any(len(links) > 0 for _label, links in groups)
+    for label_bottom, links in groups:
+        for top, _bottom in links:
+            assert top >= label_bottom - 0.5, (label_bottom, links)   # the first line of a link starts below its label
+        for (_top, bottom), (next_top, _next_bottom) in zip(links, links[1:]):
+            assert next_top >= bottom - 0.5, links                     # and the next link below the last

@@ -191,8 +191,16 @@ def test_links_resolve_inside_the_site(site: Path):
 
 
 def test_404_page_links_from_the_configured_sub_path(site: Path):
-    tree = html(site / "404.html")
-    assert tree.css_first('link[rel="stylesheet"]').attributes["href"].startswith("/rootcause/assets/")
+    """Its assets are written for the configured sub-path, inside an inert <template> that its
+    script adds to the page under the path the site is really at: none is requested before."""
+    text = (site / "404.html").read_text(encoding="utf-8")
+    head = text[text.index("<head>"):text.index("</head>")]
+    kept = head[head.index('<template id="rc-assets">'):head.index("</template>")]
+    outside = head.replace(kept, "")
+    assert not re.search(r"<link [^>]*rel=\"(?:stylesheet|icon)\"|<script src=", outside), outside
+    hrefs = re.findall(r'(?:href|src)="([^"]+)"', kept)
+    assert len(hrefs) == 7 and all(h.startswith("/rootcause/") for h in hrefs), hrefs
+    assert all((site / h[len("/rootcause/"):]).is_file() for h in hrefs), hrefs
 
 
 def _entries_of_system() -> dict[str, dict[str, str]]:
@@ -445,18 +453,56 @@ def test_code_is_highlighted_and_example_logs_mark_what_the_signature_matched(si
     python = [c for c in tree.css("div.highlight code.language-python")]
     assert python and any(span.attributes.get("class") in ("k", "kn", "nb", "s1", "s2", "mi", "c1")
                           for code in python for span in code.css("span"))
-    marks = [m.text() for m in tree.css("pre.rc-log mark")]
+    marks = [m.text() for m in tree.css(".rc-example pre mark")]
     assert marks and all(m.startswith("CUDA") or "out of memory" in m or "CUBLAS" in m for m in marks), marks
     # every shown example log is cut to the lines around its match (at most 16; a log only one or
     # two lines longer is shown whole), saying how many it leaves out
     cut = 0
     for entry in bundled_ids():
-        for log in html(site / "entries" / entry / "index.html").css("pre.rc-log code"):
+        for log in html(site / "entries" / entry / "index.html").css(".rc-example pre code"):
             lines = log.text().split("\n")
             kept = [line for line in lines if not line.startswith("⋯ ")]
             assert len(kept) <= 18, (entry, len(kept))
             cut += len(kept) < len(lines)
     assert cut > 0
+
+
+def test_every_example_log_is_shown_with_its_match_marked_and_long_ones_collapsible(site: Path):
+    """Not one example per signature and a pointer to the YAML: every example, real ones first,
+    each with the text its signature matched in a <mark>; a log of more than 8 lines shown in a
+    <details> (open), so that a reader can fold it away."""
+    import yaml
+
+    folded = 0
+    for entry in bundled_ids():
+        data = yaml.safe_load((REPO / "entries" / f"{entry}.yaml").read_text(encoding="utf-8"))
+        tree = html(site / "entries" / entry / "index.html")
+        assert "the entry's file" not in tree.css_first("#signatures").text() if data.get("signatures") else True
+        for number, signature in enumerate(data.get("signatures") or [], 1):
+            figures = tree.css(f"#signature-{number} .rc-example figure")
+            assert len(figures) == len(signature["examples"]), (entry, number)
+            origins = [f.css_first("figcaption").attributes["class"] for f in figures]
+            real = sum(1 for ex in signature["examples"] if "assembled" not in ex)
+            assert origins[:real] == [o for o in origins if o != "rc-origin--assembled"], (entry, origins)
+            for figure in figures:
+                code = figure.css_first("pre code")
+                assert code.css("mark"), (entry, number, code.text()[:200])
+                lines = code.text().count("\n") + 1
+                folder = figure.css_first("details")
+                assert (folder is not None) == (lines > 8), (entry, number, lines)
+                if folder is not None:
+                    assert "open" in folder.attributes and folder.css_first("summary").text() == f"{lines} lines"
+                    folded += 1
+    assert folded > 0
+
+
+def test_hub_tables_show_signatures_as_messages_never_as_regexes(site: Path):
+    cells = [code.text() for page in sorted((site / "systems").glob("*/index.html"))
+             for code in html(page).css("td code")]
+    assert len(cells) > 100
+    for text in cells:
+        assert not re.search(r"\\|\[0-9|\[A-Za-z|\[\^|\(\?:|[)\]][?*+]|\{(int|name|path|any|float)\}", text), text
+    assert "'] exits with return code = N" in cells
 
 
 def test_backlinks_are_capped_per_relation_and_the_rest_counted(site: Path):

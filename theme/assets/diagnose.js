@@ -1,4 +1,5 @@
-// The diagnose page: paste or drop a log (plain or .gz), match it in a worker, show the report
+// The diagnose page: paste or drop a log (plain or .gz), or several files or a folder of PyTorch
+// Flight Recorder dumps (with the job's logs or not), match it in a worker, show the report
 // (and, first, anything the worker could not read).
 // Nothing is sent anywhere: the worker only fetches this site's own signatures file, and only
 // once the reader turns to the box (focus, paste, drop, file), not when the page opens.
@@ -15,6 +16,9 @@
   workerUrl.searchParams.set("re2js", new URL(form.getAttribute("data-re2js"), document.baseURI).href);
   workerUrl.searchParams.set("matcher", new URL(form.getAttribute("data-matcher"), document.baseURI).href);
   workerUrl.searchParams.set("signatures", new URL(form.getAttribute("data-signatures"), document.baseURI).href);
+  if (form.getAttribute("data-flight-recorder")) {
+    workerUrl.searchParams.set("fr", new URL(form.getAttribute("data-flight-recorder"), document.baseURI).href);
+  }
   // The worker (and with it the matcher and the site's signatures, ~100 KB) starts when the reader
   // first reaches for the box: its focus, a paste, a drag over it or a file chosen; never on load.
   var worker = null;
@@ -124,6 +128,70 @@
     return p;
   }
 
+  // The Flight Recorder's verdict (commands/diagnose.py print_flight_recorder): each divergence,
+  // root cause first, with its evidence and the entries that explain it; then a compact table per
+  // process group: each rank's last sequence number and state.
+  var KIND_LABEL = { missing: "never entered", lagging: "lagging", mismatch: "mismatched call", no_dump: "no dump",
+                     p2p_unmatched: "p2p without partner" };
+  function flightRecorder(fr) {
+    var section = el("section", "rc-flight-recorder");
+    section.appendChild(el("h2", null, "Flight Recorder: " + fr.dumps + " " + fr.formats.join("/") + " dumps, format " +
+                                       fr.version + " (" + fr.backends.join(", ") + ")"));
+    if (fr.agreement) section.appendChild(el("p", "rc-fr-agreement", fr.agreement.sentence));
+    if (!fr.divergences.length) section.appendChild(el("p", null, fr.headline));
+    fr.divergences.slice(0, 6).forEach(function (d) {
+      var box = el("article", "rc-fr-divergence" + (d.root ? " rc-fr-divergence--root" : ""));
+      box.appendChild(el("p", "rc-fr-sentence", d.sentence));
+      box.appendChild(el("p", "rc-muted", KIND_LABEL[d.kind] + "; " +
+                                          (d.root ? "root cause" : "consequence of " + d.explained_by.join(", "))));
+      if (d.kind === "mismatch") {
+        var table = el("table", "rc-fr-calls"), head = el("tr");
+        ["ranks", "operation", "input sizes", "output sizes", "dtypes"].forEach(function (t) { head.appendChild(el("th", null, t)); });
+        table.appendChild(head);
+        d.calls.forEach(function (c) {
+          var row = el("tr");
+          [c.ranks.join(", "), c.op, JSON.stringify(c.input_sizes), JSON.stringify(c.output_sizes), c.input_dtypes.join(", ")]
+            .forEach(function (t) { row.appendChild(el("td", null, t)); });
+          table.appendChild(row);
+        });
+        box.appendChild(table);
+      }
+      if (d.behind) {
+        box.appendChild(el("p", "rc-muted", Object.keys(d.behind).map(function (r) { return "rank " + r + ": " + d.behind[r] + " behind"; }).join(", ")));
+      }
+      if (d.stack && d.stack.length) {
+        box.appendChild(el("p", "rc-muted", "Rank " + d.stack_rank + "'s last collective was called from:"));
+        box.appendChild(lineBlock(d.stack.slice(0, 6).map(function (f) { return { line: f.line, text: f.filename + " in " + f.name }; }), 0));
+      }
+      if (d.root && d.entries.length) {
+        var list = el("ul");
+        d.entries.slice(0, 2).forEach(function (hit) {
+          var li = el("li");
+          li.appendChild(entryLink(hit.title, hit.url));
+          if (hit.check) { li.appendChild(el("br")); li.appendChild(el("strong", null, "Check: ")); li.appendChild(document.createTextNode(hit.check)); }
+          list.appendChild(li);
+        });
+        box.appendChild(list);
+      }
+      section.appendChild(box);
+    });
+    var groups = el("table", "rc-fr-groups"), top = el("tr");
+    ["process group", "waits in", "rank: last sequence number (state)"].forEach(function (t) { top.appendChild(el("th", null, t)); });
+    groups.appendChild(top);
+    fr.groups.slice(0, 24).forEach(function (g) {
+      var row = el("tr");
+      row.appendChild(el("td", null, g.group));
+      row.appendChild(el("td", null, "#" + g.top_seq + " " + (g.top_op || "")));
+      row.appendChild(el("td", null, g.ranks.slice(0, 64).map(function (r) {
+        return r.rank + ":" + (r.dump ? r.last_seq + (r.state && r.state !== "scheduled" ? " " + r.state : "") : "no dump");
+      }).join("  ")));
+      groups.appendChild(row);
+    });
+    section.appendChild(groups);
+    fr.notes.forEach(function (n) { section.appendChild(el("p", "rc-muted", n)); });
+    return section;
+  }
+
   function megabytes(bytes) { return (bytes / 1048576).toLocaleString(undefined, { maximumFractionDigits: 1 }) + " MB"; }
 
   function render(report, ms, source, unread) {
@@ -136,6 +204,7 @@
     }
     var failed = report.status !== "none";
     out.appendChild(headline(report, failed));
+    if (report.flight_recorder) out.appendChild(flightRecorder(report.flight_recorder));
     var ff = report.first_failure;
     if (ff) {
       var where = "Line " + ff.line + (ff.time ? ", " + ff.time : "") + ": ";
@@ -219,6 +288,7 @@
     if (!failed && !report.notes.length) {
       out.appendChild(el("p", "rc-muted", "If the job did fail, search for its last error line with the search box, or add an entry for it."));
     }
+    if (report.flight_recorder && !report.lines_scanned) return;
     out.appendChild(el("p", "rc-muted rc-scanned", "Scanned " + report.lines_scanned.toLocaleString() + " lines" + (source ? " of " + source : "") + " in " + Math.round(ms) + " ms, in this browser."));
   }
 
@@ -260,7 +330,39 @@
     var text = pasted && textarea.value === pasted.shown ? pasted.text : textarea.value;
     runText(text, "");
   });
-  fileInput.addEventListener("change", function () { if (fileInput.files[0]) runFile(fileInput.files[0]); });
+  // Several files (a folder of Flight Recorder dumps, with or without the job's logs) go to the
+  // worker together: it tells dumps from logs by content and reads them as one incident.
+  function runFiles(files) {
+    if (files.length === 1) return runFile(files[0]);
+    serial++;
+    pendingName = files.length + " files";
+    status.textContent = "Reading " + files.length + " files…";
+    ready().postMessage({ type: "run", id: serial, files: files, top: 5 });
+    textarea.value = "";
+    textarea.placeholder = "Diagnosed " + files.length + " files. Paste another log or drop other files.";
+  }
+  // a dropped folder: its files (one level, as the command line reads a folder)
+  function dropped(transfer) {
+    var items = transfer.items ? Array.from(transfer.items) : [];
+    var folders = items.map(function (i) { return i.webkitGetAsEntry ? i.webkitGetAsEntry() : null; })
+      .filter(function (e) { return e && e.isDirectory; });
+    if (!folders.length) return Promise.resolve(Array.from(transfer.files || []));
+    return Promise.all(folders.map(function (folder) {
+      return new Promise(function (resolve) {
+        var reader = folder.createReader(), found = [];
+        (function more() {
+          reader.readEntries(function (entries) {
+            if (!entries.length) return resolve(found);
+            found = found.concat(entries.filter(function (e) { return e.isFile; }));
+            more();
+          }, function () { resolve(found); });
+        })();
+      }).then(function (entries) {
+        return Promise.all(entries.map(function (e) { return new Promise(function (ok) { e.file(ok, function () { ok(null); }); }); }));
+      });
+    })).then(function (lists) { return [].concat.apply([], lists).filter(Boolean); });
+  }
+  fileInput.addEventListener("change", function () { if (fileInput.files.length) runFiles(Array.from(fileInput.files)); });
   textarea.addEventListener("paste", function (event) {
     var data = event.clipboardData && event.clipboardData.getData("text/plain");
     if (data && data.length > EXCERPT) {
@@ -284,7 +386,7 @@
   });
   form.addEventListener("drop", function (event) {
     event.preventDefault();
-    var file = event.dataTransfer && event.dataTransfer.files[0];
-    if (file) runFile(file);
+    if (!event.dataTransfer) return;
+    dropped(event.dataTransfer).then(function (files) { if (files.length) runFiles(files); });
   });
 })();

@@ -361,7 +361,7 @@
         }
       }
     } else if (kind === "cpp-throw") {
-      this.pendingCpp = this.add(this.failure(number, line, "cpp", "terminate called after throwing an instance of '" + groups[0] + "'"));
+      this.pendingCpp = this.add(this.failure(number, line, "cpp", "terminate called after throwing an instance of '" + groups[0]));
     } else if (kind === "cpp-terminate") {
       this.add(this.failure(number, line, "cpp", "terminate called without an active exception"));
     } else if (kind === "cpp-what") {

@@ -43,6 +43,30 @@
     });
   });
 
+  // -- boxes that scroll sideways: a code block keeps each line whole (an identifier is never cut in
+  // two) and scrolls instead, so the one that overflows becomes a tab stop (a keyboard can scroll
+  // it); the section tabs of a phone scroll too, faded at the edge while more of them lie beyond.
+  var tabs = document.querySelector(".rc-tabs");
+  var markOverflow = function () {
+    document.querySelectorAll(".md-typeset pre > code").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth + 1) {
+        if (!box.hasAttribute("tabindex")) { box.setAttribute("tabindex", "0"); box.setAttribute("data-rc-scroll", ""); }
+      } else if (box.hasAttribute("data-rc-scroll")) {
+        box.removeAttribute("tabindex");
+        box.removeAttribute("data-rc-scroll");
+      }
+    });
+    if (tabs) tabs.classList.toggle("rc-tabs--more", tabs.scrollLeft + tabs.clientWidth < tabs.scrollWidth - 2);
+  };
+  if (tabs) {
+    var current = tabs.querySelector("[aria-current]");
+    if (current && current.offsetLeft + current.offsetWidth > tabs.clientWidth) tabs.scrollLeft = current.offsetLeft - 16;
+    tabs.addEventListener("scroll", markOverflow, { passive: true });
+  }
+  markOverflow();
+  window.addEventListener("resize", markOverflow);
+  document.addEventListener("toggle", markOverflow, true);   // a log shown by opening its <details>
+
   // -- the entries index: filter by system, category, severity and phase (a plain list without JS).
   // The choice is kept in the address (?system=pytorch&phase=launch), so a filtered view can be linked.
   var filter = document.querySelector("[data-filter]");
