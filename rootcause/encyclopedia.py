@@ -297,7 +297,7 @@ def with_flight_recorder(data: dict, verdict: dict, infos: Mapping) -> dict:
                      (f"The dumps and the log disagree: the log's first failure is on rank {log_rank}, the dumps "
                       f"name {', '.join(map(str, root['culprits']))} ({root['kind'].replace('_', ' ')} in "
                       f"{root['group']}).")}
-        if agrees:
+        if agrees and first is not None:
             first.setdefault("evidence", []).append(f"the Flight Recorder dumps name it: {root['sentence']}")
     verdict["agreement"] = agreement
     data["flight_recorder"] = verdict

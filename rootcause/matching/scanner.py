@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import io
 import re
+import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +175,7 @@ class _Gunzip:
         self.raw = raw
         self.buf = prefix      # compressed bytes not yet inflated; `at`: where buf[0] is in the file
         self.at = 0
-        self.member = None
+        self.member: zlib._Decompress | None = None   # the member being inflated
         self.started = False
         self.unread: tuple[int, str] | None = None
         self.done = False
@@ -186,8 +187,6 @@ class _Gunzip:
         return bool(data)
 
     def read(self, size: int) -> bytes:
-        import zlib
-
         while not self.done:
             if self.member is None:
                 # between members: skip zero padding, then another member or the end
@@ -207,13 +206,14 @@ class _Gunzip:
                     break
                 self.member = zlib.decompressobj(31)
                 self.started = True
+            member = self.member
             if not self.buf and not self._more():
                 raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-            out = self.member.decompress(self.buf, size)
-            rest = self.member.unused_data if self.member.eof else self.member.unconsumed_tail
+            out = member.decompress(self.buf, size)
+            rest = member.unused_data if member.eof else member.unconsumed_tail
             self.at += len(self.buf) - len(rest)
             self.buf = rest
-            if self.member.eof:
+            if member.eof:
                 self.member = None
             if out:
                 return out

@@ -15,7 +15,7 @@ import re
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generator, cast
 from pathlib import Path, PurePosixPath
 
 import jinja2
@@ -502,7 +502,7 @@ class Renderer:
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
         self.sandboxed = isinstance(self.env, _Sandbox)
-        if self.sandboxed:
+        if isinstance(self.env, _Sandbox):
             self.env.bound_filters()
         self._over_budget: Diagnostic | None = None   # the first page that went past its budget
 
@@ -560,10 +560,12 @@ class Renderer:
     def _render_within_budget(self, page: Page, **names) -> str:
         """A sandboxed page, within its budget of time, memory and output (PAGE_CPU_SECONDS)."""
         limit = _limit_memory()
+        sandbox = self.env
+        assert isinstance(sandbox, _Sandbox)   # only a theme's templates run under a budget
         try:
-            self.env.start_page()
-            template = self.env.get_template(page.template)
-            stream = template.generate(page=page, **names, **page.context)
+            sandbox.start_page()
+            template = sandbox.get_template(page.template)
+            stream = cast(Generator[str, None, None], template.generate(page=page, **names, **page.context))
             parts = []
             size = 0
             for part in stream:
