@@ -95,16 +95,17 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, load average {load:.2f} at start"
 
 
-def snapshot_code(work: Path) -> dict:
+def snapshot_code(work: Path, repo: Path | None = None) -> dict:
     """Copy rootcause/ and theme/ as they are now into work/code/ and return an environment whose
     PYTHONPATH puts that copy first: children then run one consistent version of the code, even
     while the working tree is being edited (the build's input fingerprint covers the package's
     own files, so an edit elsewhere would otherwise turn a no-change rebuild into a full one).
     Before 2026-12-02 the children ran from the repository without PYTHONSAFEPATH and so ran the
-    working tree: an edit during a run changed the code they measured."""
+    working tree: an edit during a run changed the code they measured. `repo`: the checkout to
+    copy (default this one), to compare two versions in one run."""
     import shutil
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = Path(repo).resolve() if repo is not None else Path(__file__).resolve().parent.parent
     code = Path(work) / "code"
     target = code / "rootcause"
     if target.exists():

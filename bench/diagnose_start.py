@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Start-up of `rootcause diagnose` on a short log, on this repository's entries (72 when this was
-written) and on 1,000 and 10,000 synthetic entries (`synth.py`): cold (no compiled index in `.rootcause-cache/`, so
+written) and on 1,000 and 10,000 synthetic entries (`synth.py`): cold (no compiled index in the project's store, so
 diagnose checks every entry and stores one) and warm (the index is fresh).
 
     python bench/diagnose_start.py                          # the repository's, 1,000 and 10,000 entries
@@ -59,12 +59,18 @@ def project(n: str, work: Path) -> Path:
     return folder / "rootcause"
 
 
-def index_bytes(cache: Path) -> int:
-    """The index's size: its file and the shared sections it names (`.rootcause-cache/sections/`)."""
-    data = (cache / "diagnose-index").read_bytes()
-    magic_end = data.index(b"\n") + 1
-    header = json.loads(data[magic_end:data.index(b"\n", magic_end)])
-    return len(data) + sum(item[1] for item in header["sections"] if len(item) == 4)
+def index_folder(root: Path) -> Path | None:
+    """The project's diagnosis index: its records in the project's store (`rootcause.cache`)."""
+    from rootcause.cache import project_folder
+    from rootcause.site.diagnosis_index import RECORDS
+
+    folder = project_folder(root)
+    return folder / RECORDS if folder is not None else None
+
+
+def index_bytes(folder: Path | None) -> int:
+    """The index's size: the head record and the sections it names, all records of one kind."""
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) if folder is not None else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in args.entries:
         root = project(n, work)
-        shutil.rmtree(root / ".rootcause-cache", ignore_errors=True)
+        if index_folder(root) is not None:
+            shutil.rmtree(index_folder(root), ignore_errors=True)
         cmd = [sys.executable, "-m", "rootcause", "--root", str(root), "diagnose", "--json", str(log)]
         cold = run(cmd, env=env, sample=False)
         if cold.returncode != 3:
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         if any(json.loads(w.stdout) != json.loads(cold.stdout) for w in warm):
             raise SystemExit(f"{n} entries: the warm report differs from the cold one")
         wall, cpu = median([w.seconds for w in warm]), median([w.cpu_seconds for w in warm])
-        size = index_bytes(root / ".rootcause-cache")
+        size = index_bytes(index_folder(root))
         rows.append([f"{len(list((root / 'entries').glob('*.yaml'))):,}", f"{cold.seconds:.2f} s",
                      f"{cold.cpu_seconds:.2f} s", f"{wall:.3f} s", f"{cpu:.3f} s",
                      f"{min(w.seconds for w in warm):.3f} s", f"{size / 1e6:.1f} MB",

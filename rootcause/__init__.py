@@ -10,10 +10,27 @@ As a library (for fleet scans and tools of your own)::
         report = matcher.diagnose_file(path)
 
 `Matcher(root=PROJECT)` reads the project instead, as `diagnose` does: its compiled signature
-index in `.rootcause-cache/` when that is fresh, else the entries, validated first; with neither,
+index in the project's store when that is fresh, else the entries, validated first; with neither,
 the project in the current folder or else the encyclopedia bundled with rootcause. Every report
 says which answered (`report["encyclopedia"]`). Failures raise `rootcause.DiagnosisError`;
 `rootcause.Scanner.from_site(folder)` is the low-level scanner alone.
+
+The package map. Top-level modules, by what they are:
+
+- Primitives: `version`, `errors` (the one diagnostic type), `explanations` (the long text of
+  each diagnostic code, for `check --explain` and the contributor guide), `text` (decoration, tokens,
+  printable text), `jsonbytes` (JSON as bytes).
+- Contributor inputs: `files` (reading untrusted files), `located_yaml` (YAML with positions),
+  `validation` (pydantic errors as positioned diagnostics), `config` (`site.yml`), `inputs` (the
+  input files, their stat keys and hashes: freshness).
+- Build runtime: `cache` (the store: records by key, outside the project), `memo` (the server's
+  last build's results, in memory), `collector` (garbage collector and malloc housekeeping),
+  `forked` (work in a forked child), `timings` (`build --timings`).
+- Service: `encyclopedia` (the diagnosis service: a bundled, project or built-site encyclopedia
+  → reports; above the site subpackage, below the commands).
+- Faces: `api` (the library), `__main__`.
+
+Subpackages, one layer each: `matching` < `entries` < `site` < (`encyclopedia`) < `commands`.
 """
 
 from .version import __version__

@@ -72,6 +72,9 @@ class Term(BaseModel):
 
     _check_url = field_validator("url")(lambda cls, v: v if v is None else check_url(v))
 
+    def __repr__(self) -> str:   # every field, as pydantic's would, more cheaply (a page's key holds several)
+        return f"Term(title={self.title!r}, description={self.description!r}, url={self.url!r})"
+
 
 TermKey = Annotated[str, Field(pattern=KEBAB)]
 

@@ -5,7 +5,7 @@ Every face of the diagnosis goes through `Encyclopedia`: `rootcause diagnose`, `
 from one of three places and says which answered (`Origin`, in every report):
 
 - a **project** (a folder with `site.yml` and `entries/`): its compiled index in
-  `.rootcause-cache/` when fresh, else its entries, checked (which stores the index again);
+  the project's store (`rootcause.cache`) when fresh, else its entries, checked (which stores the index again);
 - a **built site** (`search/signatures.json` and the search files): all a cluster needs;
 - the **bundled** encyclopedia, the entries that come with the installed package: used when
   neither is named and the current folder is no project. The installed copy is read-only, so it
@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .version import __version__
 
@@ -175,9 +175,9 @@ class Encyclopedia:
         `reading` is kept naming the log being read (for a caller's own messages)."""
         from .matching.anchors import CorruptIndex
 
-        paths = [str(p) for p in paths]
+        names = [str(p) for p in paths]
         try:
-            return self._read(paths, top, reading)
+            return self._read(names, top, reading)
         except CorruptIndex as exc:
             if self._root is None:
                 raise NoEncyclopedia(f"the signature index is damaged ({exc}); rebuild the site") from None
@@ -186,13 +186,13 @@ class Encyclopedia:
             from .site.diagnosis_index import remove
 
             remove(self._root.resolve())
-            if "-" in paths:
-                raise DamagedIndex(f"the compiled signature index in .rootcause-cache/ is damaged ({exc}); "
+            if "-" in names:
+                raise DamagedIndex(f"the compiled signature index in the project's store is damaged ({exc}); "
                                    "it was removed: run again") from None
             kind, shown, digest, _version = self._where
             fresh = Encyclopedia.from_project(self._root, use_cache=False, kind=kind, shown=shown, digest=digest)
             self.__dict__.update(fresh.__dict__)
-            return self._read(paths, top, reading)
+            return self._read(names, top, reading)
 
     def diagnose_text(self, text: str, top: int = 5) -> dict:
         return self.report(self.scanner.scan_text(text), top)
@@ -297,7 +297,7 @@ def with_flight_recorder(data: dict, verdict: dict, infos: Mapping) -> dict:
                      (f"The dumps and the log disagree: the log's first failure is on rank {log_rank}, the dumps "
                       f"name {', '.join(map(str, root['culprits']))} ({root['kind'].replace('_', ' ')} in "
                       f"{root['group']}).")}
-        if agrees:
+        if agrees and first is not None:
             first.setdefault("evidence", []).append(f"the Flight Recorder dumps name it: {root['sentence']}")
     verdict["agreement"] = agreement
     data["flight_recorder"] = verdict
@@ -427,9 +427,12 @@ def bundled_root(source: Path) -> tuple[Path, str]:
 
 
 # -- loading ---------------------------------------------------------------------------------------
+#: what every source gives: (signatures (a list, or a compiled index's table), entry infos, consequences,
+#: base URL, search index)
+Sources = tuple[Any, Mapping, Mapping, str, Any]
 
 
-def _from_site(folder: Path):
+def _from_site(folder: Path) -> Sources:
     from . import jsonbytes
     from .files import Refused, read_regular
     from .matching.ranking import EntryInfo
@@ -517,7 +520,7 @@ class _IndexedSearch:
             raise CorruptIndex(f"the search files are not a search index ({exc})") from None
 
 
-def _from_cache(root: Path, verify: bool = False):
+def _from_cache(root: Path, verify: bool = False) -> Sources | None:
     """The project's compiled signature index, if it is fresh and whole; else None."""
     from .site.diagnosis_index import CorruptIndex, load
 
@@ -530,7 +533,7 @@ def _from_cache(root: Path, verify: bool = False):
         return None
 
 
-def _from_entries(root: Path, use_cache: bool):
+def _from_entries(root: Path, use_cache: bool) -> Sources:
     from .cache import RecordStore
     from .entries.project import open_project
     from .site.diagnosis_index import store
@@ -550,7 +553,7 @@ def _from_entries(root: Path, use_cache: bool):
     return sources_of(project.catalog, search_files)
 
 
-def sources_of(catalog, search_files: dict | None = None):
+def sources_of(catalog, search_files: dict | None = None) -> Sources:
     """(signatures, entry infos, consequences, base URL, search index) of a loaded catalog."""
     from .matching.ranking import EntryInfo
     from .site.search import SearchIndex, build_search_files

@@ -1,10 +1,9 @@
 """One piece of work done in a forked child while this process goes on with the next.
 
-A rebuild in place is a short chain of steps run one after the other on one core; two of them
-read nothing the others make and are long enough to matter (proving the site is as the last
-build left it: an `lstat` per file, 12,500 at 10,000 entries; storing the diagnosis index). A
-forked child does one of them beside the rest, on another core, and hands back a small answer
-through a pipe. Forking is not free: every memory page either process writes to afterwards is
+Used where a step reads nothing the others make and is long enough to matter (walking the
+inputs while the build's modules load; each of `serve`'s builds, whose allocations then go with
+the child; storing the diagnosis index after the site is written). A forked child does it
+beside the rest, on another core, and hands back a small answer through a pipe. Forking is not free: every memory page either process writes to afterwards is
 copied, so it pays only for work that is long and touches little. It is an optimisation only:
 where there is no `fork`, where the fork fails, or when the child fails in any way (an
 exception, a signal, an answer that does not unpickle), the work is done here, as if nothing
@@ -24,10 +23,18 @@ T = TypeVar("T")
 class Alongside(Generic[T]):
     """`work()` started in a forked child now; `result()` waits for its answer. The child runs
     nothing but `work` and ends without the interpreter's teardown (`os._exit`), so it flushes no
-    buffer of this process and runs none of its exit handlers."""
+    buffer of this process and runs none of its exit handlers.
 
-    def __init__(self, work: Callable[[], T]):
+    `then`: more work the child does after it has answered (the answer is read as soon as it is
+    whole); `wait()` waits for it to end. `failed`: what `result()` gives when the child fails,
+    instead of doing the work here (where there is no `fork`, the work is always done here).
+    """
+
+    def __init__(self, work: Callable[[], T], then: Callable[[], object] | None = None,
+                 failed: Callable[[], T] | None = None):
         self._work = work
+        self._then = then
+        self._failed = failed
         self._pid: int | None = None
         self._read = -1
         self._done = False
@@ -52,7 +59,10 @@ class Alongside(Generic[T]):
                 view = memoryview(data)
                 while view:
                     view = view[os.write(write, view):]
+                os.close(write)   # the answer is whole: the parent reads it now
                 code = 0
+                if then is not None:
+                    then()
             except BaseException:   # noqa: BLE001 (any failure: the parent does the work itself)
                 pass
             finally:
@@ -64,25 +74,36 @@ class Alongside(Generic[T]):
         """The child's answer, or `work()`'s here when there was no child or it failed (asked
         again: the same answer)."""
         if self._done:
-            return self._answer
+            return self._answer  # type: ignore[return-value]  # set with _done
         answer: T
         if self._pid is None:
             answer = self._work()
+            if self._then is not None:
+                self._then()
         else:
             chunks = []
             try:
                 while chunk := os.read(self._read, 1 << 16):
                     chunks.append(chunk)
             finally:
-                status = self._reap()
+                os.close(self._read)
+                self._read = -1
+                status = 0 if self._then is not None else self._reap()
             try:
                 if status != 0:
                     raise ValueError("the child failed")
                 answer = pickle.loads(b"".join(chunks))
             except Exception:   # noqa: BLE001 (failed or cut short: done here instead)
-                answer = self._work()
+                if self._then is not None:
+                    self.wait()
+                answer = self._failed() if self._failed is not None else self._work()
         self._done, self._answer = True, answer
         return answer
+
+    def wait(self) -> None:
+        """Wait for the child to end (its `then` done)."""
+        if self._pid is not None:
+            self._reap()
 
     def close(self) -> None:
         """Reap the child without waiting for its answer to be wanted (an error ended the work
@@ -94,9 +115,11 @@ class Alongside(Generic[T]):
         self.close()
 
     def _reap(self) -> int:
-        os.close(self._read)
+        if self._read >= 0:
+            os.close(self._read)
+            self._read = -1
         try:
-            status = os.waitpid(self._pid, 0)[1]
+            status = os.waitpid(self._pid, 0)[1]  # type: ignore[arg-type]  # reaped only with a child
         except ChildProcessError:
             status = -1
         self._pid = None

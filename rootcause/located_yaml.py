@@ -180,7 +180,7 @@ class _Composer:
             self.fail(mark, "E005", f"alias '*{event.anchor}' is not allowed",
                       "write the value out in full; entries do not use anchors or aliases")
         if kind is yaml.SequenceStartEvent:
-            items = []
+            items: list = []
             while type(event := get()) is not yaml.SequenceEndEvent:
                 items.append(self._value(event, get, path + (len(items),), depth + 1))
             return items

@@ -148,7 +148,7 @@ class Timings:
         self._thread.start()
 
     def _stop_sampler(self) -> int | None:
-        if self._stop is not None:
+        if self._stop is not None and self._thread is not None:
             self._stop.set()
             self._thread.join()
             self._stop = self._thread = None

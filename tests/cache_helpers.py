@@ -1,41 +1,34 @@
-"""Damaging cache files on purpose: a byte flipped inside a named section, wherever it is stored
-(in the file itself, or shared in `.rootcause-cache/sections/`)."""
+"""The project's store (`rootcause.cache`) as tests handle it: copied along with a project,
+records damaged on purpose, a library installed meanwhile."""
 
 from __future__ import annotations
 
-import json
+import shutil
 from pathlib import Path
 
 from rootcause import cache
 
 
-def sections(path: Path) -> list[list]:
-    data = path.read_bytes()
-    return json.loads(data[len(cache.MAGIC):data.index(b"\n", len(cache.MAGIC))])["sections"]
+def store_of(project: Path) -> Path:
+    """The folder holding the project's records (outside the project)."""
+    folder = cache.project_folder(project)
+    assert folder is not None
+    return folder
 
 
-def section_file(path: Path, name: str) -> tuple[Path, int, int]:
-    """Where the section `name` of the cache file `path` is: (file, offset, length)."""
-    data = path.read_bytes()
-    at = data.index(b"\n", len(cache.MAGIC)) + 1
-    for item in sections(path):
-        if len(item) == 4:
-            if item[0] == name:
-                return path.parent / cache.SHARED / item[2], 0, item[1]
-            continue
-        if item[0] == name:
-            return path, at, item[1]
-        at += item[1]
-    raise KeyError(name)
+def copy_store(source: Path, target: Path) -> None:
+    """Give the project at `target` the records of the one at `source` (the store is keyed by a
+    project's path: a copy otherwise starts cold)."""
+    shutil.copytree(store_of(source), store_of(target), dirs_exist_ok=True)
 
 
-def flip_byte(path: Path, name: str, into: int | None = None) -> Path:
-    """Flip one bit of a byte of section `name` (its middle one unless `into`); returns the file changed."""
-    where, offset, length = section_file(path, name)
-    data = bytearray(where.read_bytes())
-    data[offset + (length // 2 if into is None else into)] ^= 0x01
-    where.write_bytes(bytes(data))
-    return where
+def flip_byte(path: Path, into: int | None = None) -> Path:
+    """Flip one bit of a byte of a record file's body (its middle one unless `into`)."""
+    data = bytearray(path.read_bytes())
+    head = len(cache.RECORD_MAGIC) + 65
+    data[head + ((len(data) - head) // 2 if into is None else into)] ^= 0x01
+    path.write_bytes(bytes(data))
+    return path
 
 
 def installed_fake_library(folder: Path, monkeypatch) -> Path:

@@ -4,6 +4,7 @@ into a higher one (the base modules < matching < entries < site < the diagnosis 
 from __future__ import annotations
 
 import ast
+import re
 import importlib
 from pathlib import Path
 
@@ -106,3 +107,32 @@ def test_the_walk_sees_relative_lazy_imports():
     # the checker itself: a lazy `from ..site.builder import build` inside a function is seen
     assert "rootcause.site.builder" in graph()["rootcause.commands.build"]
     assert "rootcause.matching.scanner" in graph()["rootcause.entries.catalog"]
+
+
+def _listed(doc: str, heading: str) -> list[str]:
+    """The backquoted module names of the paragraph or list that starts with `heading`."""
+    found = []
+    for block in re.split(r"\n\s*\n", doc):
+        for item in re.split(r"\n- ", "\n" + block):
+            if item.strip().startswith(heading):
+                found += re.findall(r"`([a-z_]+)`", item.split(":", 1)[1] if ":" in item else item)
+    return found
+
+
+def test_every_subpackage_lists_exactly_its_modules():
+    for sub in SUBPACKAGES:
+        doc = importlib.import_module(f"rootcause.{sub}").__doc__ or ""
+        listed = _listed(doc, "Modules:")
+        modules = sorted(p.stem for p in (PACKAGE / sub).glob("*.py") if p.stem != "__init__")
+        assert sorted(listed) == modules, f"rootcause.{sub}: its docstring lists {sorted(listed)}"
+
+
+def test_the_package_map_lists_every_top_level_module_once():
+    import rootcause
+
+    doc = rootcause.__doc__ or ""
+    listed = [name for heading in ("Primitives:", "Contributor inputs:", "Build runtime:", "Service:",
+                                          "Faces:")
+              for name in _listed(doc, heading)]
+    modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
+    assert sorted(listed) == modules and len(set(listed)) == len(listed)

@@ -1,7 +1,7 @@
 """`rootcause check`: validate site.yml, every entry and every page; print every problem at once.
 
-When the entries are valid, their compiled signature index is stored in `.rootcause-cache/`
-for `diagnose` (`rootcause.site.diagnosis_index`)."""
+When the entries are valid, their compiled signature index is stored in the project's
+store for `diagnose` (`rootcause.site.diagnosis_index`)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def run(args) -> int:
     # the build cache's entry records (see `catalog.load_catalog`): an entry whose file, path,
     # site.yml and code are those of a record is validated again from it, not parsed and checked
     # again; the checks across entries always run. Records are added, never pruned here: the
-    # rebuild in place may still need the ones of entries edited since the last build.
+    # next build may still need the ones of entries edited since the last build.
     records = RecordStore(Path(args.root), ENTRY_RECORDS)
     project, diagnostics = open_project(Path(args.root), store=records, version=build_version())
     if project is not None and not any(d.severity == "error" for d in diagnostics):

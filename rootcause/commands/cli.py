@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None, ending: bool = False) -> int:
     args.root = args.root if args.root_named else "."
     if ending and args.command in ONE_SHOT:
         # a build pauses the cyclic garbage collector (`collector.paused`); when the pause ends,
-        # the collector's first pass walks every object the build left, which at 10,000 entries
-        # costs a rebuild in place a fiftieth of its time, just before the process exits
+        # the collector's first pass walks every object the build left, just before the process
+        # exits
         gc.disable()
     try:
         return args.func(args)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None, ending: bool = False) -> int:
         return 1
 
 
-#: the commands that end when their work is done (not `serve`, nor `run` or `diagnose --follow`,
+#: the commands that end when their work is done (not `serve` nor `run`,
 #: which watch for as long as they are left running)
 ONE_SHOT = ("build", "check")
 

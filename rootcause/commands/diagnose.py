@@ -3,7 +3,7 @@ for CI pipelines and login nodes.
 
 The signatures come from the encyclopedia `Encyclopedia.open` picks: `--site` (a built site's
 `search/signatures.json`, all a cluster needs), `--root` or the project in the current folder
-(its compiled index in `.rootcause-cache/` when fresh, else its entries, checked), else the
+(its compiled index in the project's store when fresh, else its entries, checked), else the
 encyclopedia bundled with the installed package. The report says which answered. Errors that no
 signature explains are searched in the site's search index for a separate "possibly related"
 tier.
@@ -51,7 +51,7 @@ def add_parser(sub) -> None:
     p.add_argument("--top", type=int, default=5, help="how many entries to report (default 5)")
     p.add_argument("--site", help="use a built site's signature index instead of the project's entries")
     p.add_argument("--no-cache", action="store_true",
-                   help="check the entries instead of reading the compiled index in .rootcause-cache/ "
+                   help="check the entries instead of reading the compiled index in the project's store "
                         "(which is then stored anew)")
     p.set_defaults(func=run)
 

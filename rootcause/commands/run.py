@@ -309,6 +309,7 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool, env: dict | None
         outputs[master] = sys.stdout.buffer
     else:
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=env)
+        assert child.stdout is not None and child.stderr is not None   # both are pipes
         outputs[child.stdout.fileno()] = sys.stdout.buffer
         outputs[child.stderr.fileno()] = sys.stderr.buffer
     state = {"interrupted": False, "by_you": False}

@@ -4,9 +4,17 @@ The built files are served as they are; HTML responses get one extra
 `<script src="/__rootcause/livereload.js">` (an external script, so the pages still work under a
 `script-src 'self'` policy). That script listens to a server-sent event stream and reloads the
 page after each successful rebuild. A failed rebuild prints every problem in the terminal and
-keeps serving the last good site. Each build runs in a forked child, so that what it allocates
-does not stay with the server. The HTTP side lives in `livereload`, imported only here, so
+keeps serving the last good site. The HTTP side lives in `livereload`, imported only here, so
 that the other verbs (a short `diagnose` above all) do not pay for `http.server`.
+
+The server keeps the last build's results in memory (`memo.Kept`: small ones, each entry's
+share of the checks across entries, of the index and of the pages, every page's hash). Each
+build runs in a forked child that inherits them and reruns the pipeline over them: an edit
+recomputes the changed entry, the stages whose inputs it changed and the pages it reaches, and
+rewrites in place only the files whose bytes changed. What the build allocates goes with the
+child (hundreds of MB for a first build at 10,000 entries: bench/README.md; CPython's allocator
+would otherwise keep it for the life of the server); it sends back only the results it added, and answers before
+it stores the diagnosis index, which the next build waits for.
 """
 
 from __future__ import annotations
@@ -16,31 +24,61 @@ import threading
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ..errors import RootcauseError
 from ..text import printable
 
-def _build_apart(root: Path, out: Path | None, progress: bool, walked: tuple | None = None) -> tuple[str, object]:
-    """One build in a forked child (`forked.Alongside`; done here where there is no fork): what
-    it allocates goes with the child (600 MB at 10,000 entries, which CPython's allocator would
-    otherwise keep for the life of the server, and which every later fork would pay for).
+#: the child of the last build, until it has finished what it does after answering
+_last: list = []
+
+
+def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tuple | None = None) -> tuple[str, Any]:
+    """One build in a forked child (`forked.Alongside`; done here where there is no fork), over
+    the results `kept` (`memo.Kept`) holds, which get the results the build added.
     `walked`: the up-to-date test's walk of the inputs (`builder.up_to_date`), not made again.
-    Returns ("built", BuildResult), ("failed", its diagnostics) or ("unexpected", a message)."""
+    Returns ("built", BuildResult), ("failed", its diagnostics), ("changed", None) when an entry
+    changed while it was being built, or ("unexpected", a message)."""
+    from ..entries.catalog import Stale
     from ..forked import Alongside
     from ..site.builder import build
 
-    def work() -> tuple[str, object]:
+    deferred: list = []
+
+    def work() -> tuple[str, Any, Any]:
         try:
-            return "built", build(root, out=out, progress=progress, walked=walked)
+            result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred)
+            return "built", result, kept.changes()
         except RootcauseError as error:
-            return "failed", error.diagnostics
+            return "failed", error.diagnostics, kept.changes()
+        except Stale:
+            return "changed", None, kept.changes()
         except Exception as exc:  # noqa: BLE001 - a bug must not take the last good site down with it
-            return "unexpected", f"{type(exc).__name__}: {exc}"
+            return "unexpected", f"{type(exc).__name__}: {exc}", kept.changes()
 
-    return Alongside(work).result()
+    def later() -> None:
+        for job in deferred:
+            job()
+
+    def died() -> tuple[str, Any, Any]:
+        return "unexpected", "the build's process ended without an answer", None
+
+    while _last:   # what the last build does after answering (the diagnosis index) is done first
+        _last.pop().wait()
+    job = Alongside(work, then=later, failed=died)
+    outcome, result, changes = job.result()
+    _last.append(job)
+    if changes is not None:
+        kept.apply(changes)
+    else:   # nothing is known of what the child did: the output may be half written
+        kept.clear()
+    from ..collector import release_free_memory
+
+    release_free_memory()
+    return outcome, result
 
 
-def _rebuild(root: Path, out: Path | None, failed: dict) -> bool:
+def _rebuild(root: Path, out: Path | None, failed: dict, kept) -> bool:
     """Build if anything changed; a failed build is tried again only once its inputs change.
 
     The up-to-date test runs here (once a second and on every change), the build itself in a
@@ -50,13 +88,15 @@ def _rebuild(root: Path, out: Path | None, failed: dict) -> bool:
     from ..site.builder import up_to_date
 
     try:
-        fresh, walked = up_to_date(root, out)
+        fresh, walked = up_to_date(root, out, kept)
         inputs = walked[0]
     except Exception as exc:  # noqa: BLE001 - the server must outlive any edit
         fresh, walked, inputs = False, None, f"unreadable: {exc!r}"
     if fresh or failed.get("inputs") == inputs:
         return False
-    outcome, result = _build_apart(root, out, progress=False, walked=walked)
+    outcome, result = _build_apart(root, out, progress=False, kept=kept, walked=walked)
+    if outcome == "changed":
+        return False   # built again at the next tick, from the inputs as they are then
     if outcome != "built":
         failed["inputs"] = inputs
         if outcome == "failed":
@@ -101,12 +141,14 @@ def run(args) -> int:
 def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: bool = False,
           out: Path | None = None) -> int:
     # what every build needs, imported once here: each build's child starts with it
-    from ..site import incremental, render  # noqa: F401
+    from ..memo import Kept
+    from ..site import builder, render  # noqa: F401
     from .livereload import BuildState, Handler, Server
 
     root = root.resolve()
     failed: dict = {}  # the inputs of the last failed build, not tried again until they change
-    outcome, first = _build_apart(root, out, progress=True)
+    kept = Kept()
+    outcome, first = _build_apart(root, out, progress=True, kept=kept)
     if outcome != "built":
         for d in first if outcome == "failed" else [printable(f"build failed unexpectedly ({first})")]:
             print(d, file=sys.stderr)
@@ -136,11 +178,13 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
         # nothing when none changed.
         for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
             started = time.perf_counter()
-            if _rebuild(root, out, failed):
+            if _rebuild(root, out, failed, kept):
                 state.bump()
                 print(f"reloaded open pages ({time.perf_counter() - started:.2f}s)", flush=True)
     except KeyboardInterrupt:
         pass
     finally:
         server.shutdown()
+        while _last:
+            _last.pop().wait()
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import marshal
 import multiprocessing
 import os
 import time
@@ -20,12 +21,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..cache import listing
+from ..inputs import file_hash, listing, stat_key
 from ..collector import paused, release_free_memory
 from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
 from ..forked import quiet_worker
+from ..memo import Kept, per_entry
 from .. import jsonbytes
 from ..located_yaml import Located, load_yaml, read_text
 from ..matching.logline import MAX_LINE
@@ -60,6 +62,14 @@ class LoadedEntry:
     search_weights: dict[str, float] = field(default_factory=dict)  # filled where the entry is loaded
     source_key: str = ""   # the build cache's key of the file's content, site.yml and the code, if known
 
+    @property
+    def entry_id(self) -> str:
+        return self.entry.id
+
+    def whole(self) -> "LoadedEntry":
+        """Itself (a `StoredEntry` reads its whole entry back here)."""
+        return self
+
 
 @dataclass
 class Catalog:
@@ -68,10 +78,14 @@ class Catalog:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
     checked: int = 0   # entry files parsed and checked by this load (not taken from the build cache)
-    #: by entry id, its examples' lines as signatures read them (launcher prefixes and decoration
-    #: removed), one per line: filled by the collision check, kept for a rebuild to test a changed
-    #: signature against every other entry's examples without parsing them again
-    example_lines: dict[str, str] = field(default_factory=dict)
+    _related: dict | None = field(default=None, repr=False)
+
+    def related(self, kept: Kept | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Every entry's links (`related_of`), by id (memoised per entry with `kept`; made once)."""
+        if self._related is None:
+            self._related = {entry_id: per_entry(kept, "related", loaded, related_of)
+                             for entry_id, loaded in self.entries.items()}
+        return self._related
 
     def signatures(self) -> list[CompiledSignature]:
         return [sig for loaded in self.entries.values() for sig in loaded.signatures]
@@ -302,11 +316,17 @@ def _load_entry_job(args: tuple[Path, Path, SiteConfig, bytes | None]):
 def entry_paths(root: Path) -> list[Path]:
     """Every `entries/*.yaml`, links and special files included (`load_entry` refuses those)."""
     folder = root / "entries"
+    return [folder / name for name in entry_names(root)]
+
+
+def entry_names(root: Path) -> list[str]:
+    """The names of `entry_paths`, sorted: the same list as `sorted(folder.glob(ENTRY_GLOB))`
+    (hidden names included), from one listing, without making and sorting 10,000 `Path`
+    objects (about 0.1 s)."""
+    folder = root / "entries"
     if not folder.is_dir() or not is_inside(root, folder):
         return []
-    # by name from one listing: the same list as `sorted(folder.glob(ENTRY_GLOB))` (hidden names
-    # included), without sorting 10,000 `Path` objects (about 0.1 s)
-    return [folder / name for name in listing(os.fspath(folder), ENTRY_GLOB[1:])]
+    return listing(os.fspath(folder), ENTRY_GLOB[1:])
 
 
 def folder_outside(root: Path, name: str) -> list[Diagnostic]:
@@ -320,11 +340,18 @@ def folder_outside(root: Path, name: str) -> list[Diagnostic]:
 
 @paused()
 def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None = None,
-                 workers: int | None = None, store=None, version: str = "", timings=None) -> Catalog:
+                 workers: int | None = None, store=None, version: str = "", timings=None,
+                 kept: Kept | None = None, stats: dict | None = None, near: bool = True, cross: bool = True) -> Catalog:
     """Load and check every entry; collect all diagnostics rather than stopping at the first.
 
     `store` (a `cache.RecordStore`, the build cache) holds each entry's result as a record keyed by
     the file's content, its path, site.yml and `version` (the code's), across processes.
+    `kept` (`serve`'s results of its last build): an entry file whose stat key (`stats`, by its
+    name under the project, from the walk `open_project` made) has the record key kept for it is
+    taken as it was (a `StoredEntry`, nothing read); the cross-entry checks are memoised there
+    too. `near`: run the near-duplicate check (W001), a warning a build needs only when it fails.
+    `cross`: run the checks across entries (`check_across`); a build runs them itself, beside the
+    rendering of the entries' pages.
     """
     from ..timings import OFF
 
@@ -332,9 +359,13 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     catalog = Catalog(config)
     catalog.diagnostics.extend(folder_outside(root, "entries"))
     with timings.stage("load"):
-        paths = entry_paths(root)
-        cached, record_keys, raws = _cached_results(paths, root, config, store, version)
-    todo = [p for p in paths if p not in cached]
+        names = entry_names(root)
+        folder = root / "entries"
+        settings = config_key(config)
+        unchanged = _unchanged(names, root, config, store, version, settings, kept, stats) if kept is not None else {}
+        rest = [folder / name for name in names if name not in unchanged]
+        cached, record_keys, raws = _cached_results(rest, root, config, store, version, settings)
+    todo = [p for p in rest if p not in cached]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     before = dict(CPU)
     with timings.stage("validate"):
@@ -392,32 +423,143 @@ def load_catalog(root: Path, config: SiteConfig, healthy_logs: list[Path] | None
     for path, result in fresh.items():
         if result[0] is not None and path in record_keys:
             result[0].source_key = record_keys[path]
-    results = [fresh[p] for p in paths]
+        if kept is not None and path in record_keys:
+            _keep(kept, path, root, settings, version, stats, record_keys[path], result)
+    results = [unchanged[name] if name in unchanged else fresh[folder / name] for name in names]
     seen: dict[str, LoadedEntry] = {}
-    for path, (loaded, problems) in zip(paths, results):
+    for name, (loaded, problems) in zip(names, results):
         catalog.diagnostics.extend(problems)
         if loaded is None:
-            catalog.unloadable.add(path.stem)
+            catalog.unloadable.add(name[:-len(ENTRY_GLOB[1:])])
             continue
-        if loaded.entry.id in seen:
+        if loaded.entry_id in seen:
             line, col = loaded.located.where(("id",))
             catalog.diagnostics.append(Diagnostic(loaded.path, line, col, "E020",
-                                                  f"id '{loaded.entry.id}' is also used by {seen[loaded.entry.id].path}",
+                                                  f"id '{loaded.entry_id}' is also used by {seen[loaded.entry_id].path}",
                                                   "give each entry its own id"))
             continue
-        seen[loaded.entry.id] = loaded
+        seen[loaded.entry_id] = loaded
     catalog.entries = dict(sorted(seen.items()))
     raws.clear()   # the files' bytes and their records, no longer needed
     cached.clear()
-    release_free_memory()   # before the cross-entry checks allocate their own
-    with timings.stage("cross-check"):
-        catalog.diagnostics.extend(cross_check(catalog, healthy_logs or []))
-        release_free_memory()   # the anchor set's automaton and the compiled patterns, freed by now
-    catalog.diagnostics.sort()
+    if kept is None:   # (`serve`'s builds run in a child that ends after them)
+        release_free_memory()   # before the cross-entry checks allocate their own
+    if cross:
+        check_across(catalog, healthy_logs or [], kept=kept, near=near, timings=timings)
+    else:
+        catalog.diagnostics.sort()
     return catalog
 
 
-def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, version: str):
+def check_across(catalog: Catalog, healthy_logs: list[Path], kept: Kept | None = None, near: bool = True,
+                 timings=None) -> None:
+    """Stage 3: the checks across entries (`cross_check`), their problems added to the catalog's."""
+    from ..timings import OFF
+
+    with (timings or OFF).stage("cross-check"):
+        catalog.diagnostics.extend(cross_check(catalog, healthy_logs, kept=kept, near=near))
+        if kept is None:
+            release_free_memory()   # the anchor set's automaton and the compiled patterns, freed by now
+    catalog.diagnostics.sort()
+
+
+class Stale(Exception):
+    """An entry file changed after its stat key was taken and before a stage read it (`serve`
+    builds again once the change is seen)."""
+
+
+class StoredEntry:
+    """An entry that did not change since `serve`'s last build, as the build starts with it: its
+    record key, path and id, and its memoised results (`memo.Kept`). A stage that needs more
+    (its page is rendered again, a check across entries runs again) gets the whole `LoadedEntry`
+    from the entry's record in the store (`from_record`), or checked again from its file when
+    the store holds none; `materialised` counts those."""
+
+    materialised = 0
+    __slots__ = ("source_key", "entry_id", "path", "_from", "_whole")
+
+    def __init__(self, key: str, entry_id: str, shown: str, root: Path, config: SiteConfig, store,
+                 settings: str, version: str):
+        self.source_key, self.entry_id, self.path = key, entry_id, shown
+        self._from = (root, config, store, settings, version)
+        self._whole: LoadedEntry | None = None
+
+    def __getattr__(self, name: str):   # entry, located, signatures, search_weights
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.whole(), name)
+
+    def whole(self) -> LoadedEntry:
+        if self._whole is None:
+            root, config, store, settings, version = self._from
+            file = root / self.path
+            body = store.get(self.source_key) if store is not None else None
+            try:
+                loaded = from_record(body, config)[0] if body is not None else None
+            except ValueError:
+                loaded = None
+            if loaded is None:
+                from ..files import Refused, read_regular
+                from ..located_yaml import MAX_FILE_BYTES
+
+                try:
+                    raw = read_regular(file, MAX_FILE_BYTES)
+                except (Refused, OSError):
+                    raise Stale(self.path) from None
+                if record_key(self.path, raw, settings, version) != self.source_key:
+                    raise Stale(self.path)
+                loaded = load_entry(file, root, config, raw)[0]
+                if loaded is None:
+                    raise Stale(self.path)
+            loaded.source_key = self.source_key
+            self._whole = loaded
+            StoredEntry.materialised += 1
+        return self._whole
+
+
+def _stat_of(folder: str, name: str, stats: dict | None) -> tuple | None:
+    key = stats.get(f"entries/{name}") if stats else None
+    return key if key is not None else stat_key(f"{folder}/{name}")
+
+
+def _unchanged(names: list[str], root: Path, config: SiteConfig, store, version: str, settings: str,
+               kept: Kept, stats: dict | None) -> dict[str, tuple]:
+    """The entry files whose stat key has a record key kept for it, with the entry's id and
+    problems kept for that record key: {name: (StoredEntry or None, problems)}."""
+    found: dict[str, tuple] = {}
+    folder = os.fspath(root / "entries")
+    files, entries = kept.tables.get("entry-file", {}), kept.tables.get("entry", {})
+    used_files, used_entries = [], []
+    for name in names:
+        file_key = (name, folder, _stat_of(folder, name, stats), settings, version)
+        key = files.get(file_key)
+        summary = entries.get(key) if key is not None else None
+        if key is None or summary is None:
+            continue
+        used_files.append(file_key)
+        used_entries.append(key)
+        entry_id, problems = summary
+        loaded = StoredEntry(key, entry_id, f"entries/{name}", root, config, store, settings, version) \
+            if entry_id is not None else None
+        found[name] = (loaded, list(problems))
+    kept.touch("entry-file", used_files)
+    kept.touch("entry", used_entries)
+    return found
+
+
+def _keep(kept: Kept, path: Path, root: Path, settings: str, version: str, stats: dict | None, key: str,
+          result: tuple) -> None:
+    """What `_unchanged` finds of an entry file in the next build. Only with the stat key taken
+    before the file was read (`stats`): one taken after could be a later content's."""
+    loaded, problems = result
+    if stats is None or (loaded is not None and loaded.path != f"entries/{path.name}"):
+        return   # or shown otherwise (an entries/ folder reached through a link): not kept
+    folder = os.fspath(root / "entries")
+    kept.put("entry-file", (path.name, folder, _stat_of(folder, path.name, stats), settings, version), key)
+    kept.put("entry", key, (loaded.entry.id if loaded is not None else None, tuple(problems)))
+
+
+def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, version: str, settings: str):
     """The build cache's records of `paths`: ({path: record body}, {path: record key}, {path: bytes}).
     A file that cannot be read as a regular file has no key: `load_entry` reports it."""
     if store is None:
@@ -425,7 +567,6 @@ def _cached_results(paths: list[Path], root: Path, config: SiteConfig, store, ve
     from ..files import Refused, read_regular
     from ..located_yaml import MAX_FILE_BYTES
 
-    settings = config_key(config)
     cached, record_keys, raws = {}, {}, {}
     for path in paths:
         try:
@@ -453,26 +594,90 @@ def record_key(shown: str, raw: bytes, settings: str, version: str) -> str:
     return digest.hexdigest()
 
 
-def cross_check(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
+#: a problem found by a check across entries, without its position: (entry id, where in the
+#: entry's file as a `Located` path, code, message, hint). Positions are looked up when the
+#: findings are reported (`placed`), so that a memoised check's findings outlive an edit that
+#: only moves lines.
+Finding = tuple
+
+
+def related_of(loaded) -> tuple[tuple[str, str], ...]:
+    """An entry's links: (id, relation) each."""
+    return tuple((r.id, r.relation) for r in loaded.entry.related)
+
+
+def cross_check(catalog: Catalog, healthy_logs: list[Path], kept: Kept | None = None,
+                near: bool = True) -> list[Diagnostic]:
+    """Every check across entries. With `kept`, each is memoised by a digest of what it reads of
+    every entry (and of the healthy logs): an edit of an entry's prose reruns none of them.
+    `near`: the near-duplicate warnings too (W001)."""
     problems: list[Diagnostic] = []
     entries = catalog.entries
+    links = catalog.related(kept)
     for entry_id, loaded in entries.items():
-        for i, rel in enumerate(loaded.entry.related):
-            line, col = loaded.located.where(("related", i, "id"))
-            if rel.id == entry_id:
+        for i, (target, _relation) in enumerate(links[entry_id]):
+            if target == entry_id:
+                line, col = loaded.located.where(("related", i, "id"))
                 problems.append(Diagnostic(loaded.path, line, col, "E022", "entry is related to itself",
                                            "remove this item"))
-            elif rel.id not in entries and rel.id not in catalog.unloadable:  # else reported in its own file
-                close = difflib.get_close_matches(rel.id, list(entries), n=1, cutoff=0.6)
+            elif target not in entries and target not in catalog.unloadable:  # else reported in its own file
+                line, col = loaded.located.where(("related", i, "id"))
+                close = difflib.get_close_matches(target, list(entries), n=1, cutoff=0.6)
                 hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
-                problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{rel.id}' does not exist", hint))
-    collisions = _collisions(catalog)
-    problems.extend(collisions)
-    problems.extend(_shared_cores(catalog, MAX_E035 - len(collisions)))
-    problems.extend(frame_problems(catalog))
-    problems.extend(_healthy_matches(catalog, healthy_logs))
-    problems.extend(near_duplicates(catalog))
+                problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{target}' does not exist", hint))
+    problems.extend(placed(catalog, _memoised_check(kept, "examples", catalog, "collide", _collide_digest, b"",
+                                                   lambda: _example_findings(catalog))))
+    logs = b"".join(f"{log.name}\0{file_hash(log)}\n".encode("utf-8", "surrogateescape") for log in healthy_logs)
+    found, unlisted = _memoised_check(kept, "E036", catalog, "signed", _signed_digest, logs,
+                                      lambda: _healthy_findings(catalog, healthy_logs))
+    problems.extend(_with_unlisted_e036(placed(catalog, found), unlisted))
+    if near:
+        problems.extend(near_duplicates(catalog, kept))
     return problems
+
+
+def placed(catalog: Catalog, findings: list[Finding]) -> list[Diagnostic]:
+    """Findings as diagnostics, at their positions in the entries' files as they are now."""
+    out = []
+    for entry_id, where, code, message, hint in findings:
+        loaded = catalog.entries[entry_id]
+        line, col = loaded.located.where(where)
+        out.append(Diagnostic(loaded.path, line, col, code, message, hint))
+    return out
+
+
+def _memoised_check(kept: Kept | None, name: str, catalog: Catalog, table: str, digest, extra: bytes, compute):
+    """`compute()`, memoised in `kept` by `digest(entry)` of every entry (each memoised by the
+    entry's record key) and `extra`."""
+    if kept is None:
+        return compute()
+    key = hashlib.sha256(extra)
+    for loaded in catalog.entries.values():
+        key.update(per_entry(kept, table, loaded, digest).encode())
+    return kept.memoised(name, key.hexdigest(), compute)
+
+
+def _collide_digest(loaded) -> str:
+    """What the example checks (E035, E057) read of an entry: its id and path, its compiled
+    signatures (steps, exclusions, window, core, raising frames), its examples and the relations
+    that allow a shared line."""
+    overlap = sorted((rel.id, rel.relation) for rel in loaded.entry.related if rel.relation in OVERLAP_RELATIONS)
+    text = repr((loaded.entry.id, loaded.path, [repr(sig) for sig in loaded.signatures],
+                 [list(spec.example_logs) for spec in loaded.entry.signatures], overlap))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _signed_digest(loaded) -> str:
+    """What the healthy-log check (E036) reads of an entry: its id and compiled signatures."""
+    text = repr((loaded.entry.id, [repr(sig) for sig in loaded.signatures]))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _example_findings(catalog: Catalog) -> list[Finding]:
+    """What the signatures and examples of every entry say together: collisions and shared
+    cores (E035), raising frames not shown or declared twice (E057)."""
+    collisions = _collisions(catalog)
+    return collisions + _shared_cores(catalog, MAX_E035 - len(collisions)) + _frame_findings(catalog)
 
 
 #: cosine similarity of two entries' search terms (tf-idf) above which they may be one failure
@@ -481,20 +686,20 @@ NEAR_DUPLICATE = 0.6
 _TOP_TERMS = 12
 
 
-def entry_vectors(catalog: Catalog) -> dict[str, dict[str, float]]:
-    """Unit tf-idf vectors of every entry's search terms."""
+def entry_vectors(catalog: Catalog, weights: dict[str, dict[str, float]] | None = None) -> dict[str, dict[str, float]]:
+    """Unit tf-idf vectors of every entry's search terms (`weights`: by entry id, else the entries' own)."""
     import math
 
-    entries = catalog.entries
+    weights = weights if weights is not None else {i: loaded.search_weights for i, loaded in catalog.entries.items()}
     df: dict[str, int] = {}
-    for loaded in entries.values():
-        for term in loaded.search_weights:
+    for own in weights.values():
+        for term in own:
             df[term] = df.get(term, 0) + 1
-    count = len(entries)
+    count = len(weights)
     idf = {term: math.log(1 + count / n) for term, n in df.items()}   # once per term, not per entry
     vectors = {}
-    for entry_id, loaded in entries.items():
-        vector = {t: w * idf[t] for t, w in loaded.search_weights.items()}
+    for entry_id, own in weights.items():
+        vector = {t: w * idf[t] for t, w in own.items()}
         norm = math.sqrt(sum(x * x for x in vector.values())) or 1.0
         vectors[entry_id] = {t: x / norm for t, x in vector.items()}
     return vectors
@@ -516,7 +721,7 @@ def similar_pairs(vectors: dict[str, dict[str, float]], threshold: float) -> lis
     found = []
     for a, terms in strongest.items():
         # how many of a's strongest terms each entry shares, counted in C (`Counter.update`)
-        shared = Counter()
+        shared: Counter[str] = Counter()
         for term in terms:
             ids = by_term[term]
             if len(ids) <= 200:   # a term this common says nothing about duplication
@@ -531,14 +736,17 @@ def similar_pairs(vectors: dict[str, dict[str, float]], threshold: float) -> lis
     return sorted(found, reverse=True)
 
 
-def near_duplicates(catalog: Catalog) -> list[Diagnostic]:
+def near_duplicates(catalog: Catalog, kept: Kept | None = None) -> list[Diagnostic]:
     """A warning, not an error: two entries that read alike and are not declared related are
-    likely one failure written twice (extend one instead)."""
+    likely one failure written twice (extend one instead). With `kept`, each entry's terms come
+    from there (as `marshal` bytes), not from the entry."""
     if len(catalog.entries) < 2:
         return []
-    related = {(a, r.id) for a, loaded in catalog.entries.items() for r in loaded.entry.related}
+    related = {(a, target) for a, links in catalog.related(kept).items() for target, _relation in links}
+    weights = None if kept is None else {entry_id: marshal.loads(per_entry(kept, "weights", loaded, weights_record))
+                                         for entry_id, loaded in catalog.entries.items()}
     problems = []
-    for cosine, a, b in similar_pairs(entry_vectors(catalog), NEAR_DUPLICATE):
+    for cosine, a, b in similar_pairs(entry_vectors(catalog, weights), NEAR_DUPLICATE):
         if (a, b) in related or (b, a) in related:
             continue
         loaded = catalog.entries[b]
@@ -548,6 +756,12 @@ def near_duplicates(catalog: Catalog) -> list[Diagnostic]:
                                    "that entry with this one's wording; if not, say how they differ in 'related' "
                                    "(often-confused-with)", severity="warning"))
     return problems
+
+
+def weights_record(loaded) -> bytes:
+    """An entry's search-term weights as `marshal` bytes: how `serve` keeps them (far less than the
+    memory of the dictionary)."""
+    return marshal.dumps(loaded.search_weights)
 
 
 def related_pairs(catalog: Catalog) -> set[tuple[str, str]]:
@@ -578,7 +792,7 @@ E035_HINT = ("remove the copied pattern, or make it distinctive: keep the wordin
              "silence this: 'related' is for an example that also shows the other failure's own line")
 
 
-def _collisions(catalog: Catalog) -> list[Diagnostic]:
+def _collisions(catalog: Catalog) -> list[Finding]:
     """An example of entry A matched by a signature of entry B is an error unless A and B are related.
 
     Reported per ordered pair (A's examples matching B, in A's file): the first
@@ -589,20 +803,18 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
         return []
     index = AnchorIndex(signatures)
     allowed = related_pairs(catalog)
-    problems: list[Diagnostic] = []
+    problems: list[Finding] = []
     unlisted = unlisted_pairs = 0   # collisions past MAX_E035, and the pairs of entries they are between
     budget, exhausted = E035_COUNT_BUDGET, False
-    first_unlisted: tuple[str, int, int] | None = None
+    first_unlisted: tuple[str, tuple] | None = None
     for entry_id, loaded in catalog.entries.items():
-        per_pair: dict[str, list] = {}   # other entry → [listed, more, (line, col) of the last listed]
+        per_pair: dict[str, list] = {}   # other entry → [listed, more, where the last listed is]
         beyond: set[str] = set()          # other entries with collisions past MAX_E035
-        texts: list[str] = []
         for i, signature in enumerate(loaded.entry.signatures):
             for j, example in enumerate(signature.example_logs):
                 if exhausted:
                     break
                 numbered = parse_text(example)
-                texts.extend(line.text for _n, line in numbered)
                 candidates = {sig.entry_id for _n, line in numbered for sig in index.candidates(line.text)
                               if sig.entry_id != entry_id and (entry_id, sig.entry_id) not in allowed}
                 for other_id in sorted(candidates):
@@ -615,49 +827,48 @@ def _collisions(catalog: Catalog) -> list[Diagnostic]:
                     hit = next((s for s in others if find_matches(s, numbered)), None)
                     if hit is None:
                         continue
-                    line, col = loaded.located.where(("signatures", i, "examples", j))
-                    pair = per_pair.setdefault(other_id, [0, 0, (line, col)])
+                    where = ("signatures", i, "examples", j)
+                    pair = per_pair.setdefault(other_id, [0, 0, where])
                     if len(problems) >= MAX_E035:
                         unlisted += 1
                         beyond.add(other_id)
-                        first_unlisted = first_unlisted or (loaded.path, line, col)
+                        first_unlisted = first_unlisted or (entry_id, where)
                     elif pair[0] < MAX_E035_PER_PAIR:
                         pair[0] += 1
-                        pair[2] = (line, col)
-                        problems.append(Diagnostic(
-                            loaded.path, line, col, "E035",
+                        pair[2] = where
+                        problems.append((
+                            entry_id, where, "E035",
                             f"example {j + 1} of signature {i + 1} also matches signature {hit.index + 1} of "
                             f"'{other_id}' ({catalog.entries[other_id].path})", E035_HINT))
                     else:
                         pair[1] += 1
-        catalog.example_lines[entry_id] = "\n".join(texts)
-        for other_id, (_listed, more, (line, col)) in sorted(per_pair.items()):
+        for other_id, (_listed, more, where) in sorted(per_pair.items()):
             if not more:
                 continue
             if len(problems) < MAX_E035:
-                problems.append(Diagnostic(loaded.path, line, col, "E035",
-                                           f"… and {more} more E035 between '{entry_id}' and '{other_id}' "
-                                           f"(examples of this entry that '{other_id}' also matches)", E035_HINT))
+                problems.append((entry_id, where, "E035",
+                                 f"… and {more} more E035 between '{entry_id}' and '{other_id}' "
+                                 f"(examples of this entry that '{other_id}' also matches)", E035_HINT))
             else:
                 unlisted += more
                 beyond.add(other_id)
-                first_unlisted = first_unlisted or (loaded.path, line, col)
+                first_unlisted = first_unlisted or (entry_id, where)
         unlisted_pairs += len(beyond)
     if unlisted:
-        path, line, col = first_unlisted  # type: ignore[misc]
+        first_id, first_where = first_unlisted  # type: ignore[misc]
         counted = "at least " if exhausted else ""
-        problems.append(Diagnostic(path, line, col, "E035",
-                                   f"… and {counted}{unlisted} more E035 between {counted}{unlisted_pairs} "
-                                   f"pair{'s' if unlisted_pairs != 1 else ''} of entries, not listed "
-                                   f"(only the first {MAX_E035} are)",
-                                   "fix the collisions listed first: many collisions usually come from one "
-                                   "pattern that is too general, and `check` lists the rest once they are fewer"))
+        problems.append((first_id, first_where, "E035",
+                         f"… and {counted}{unlisted} more E035 between {counted}{unlisted_pairs} "
+                         f"pair{'s' if unlisted_pairs != 1 else ''} of entries, not listed "
+                         f"(only the first {MAX_E035} are)",
+                         "fix the collisions listed first: many collisions usually come from one "
+                         "pattern that is too general, and `check` lists the rest once they are fewer"))
     for sig in signatures:  # compiled once for the whole check, not once per example
         sig.release()
     return problems
 
 
-def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
+def _shared_cores(catalog: Catalog, room: int) -> list[Finding]:
     """A core identifies one failure: two entries whose signatures have the same core, or one
     whose core holds another's, identify neither by it (related or not: a cut line holding it
     would name either). At most `room` lines (what E035's cap leaves), the last counting the rest."""
@@ -668,27 +879,46 @@ def _shared_cores(catalog: Catalog, room: int) -> list[Diagnostic]:
         for sig in loaded.signatures:
             if sig.core:
                 cores.setdefault(sig.core, []).append((entry_id, sig.index))
-    problems = []
+    holders = _holders(list(cores))
+    problems: list[Finding] = []
     for core, owners in sorted(cores.items()):
-        others = [(o, i) for c, held in cores.items() if c != core and core in c for o, i in held]
+        others = [(o, i) for c in holders.get(core, ()) for o, i in cores[c]]
         for entry_id, index in owners:
             clash = sorted({o for o, _ in owners + others if o != entry_id})
             if not clash:
                 continue
-            loaded = catalog.entries[entry_id]
-            line, col = loaded.located.where(("signatures", index))
-            problems.append(Diagnostic(loaded.path, line, col, "E035",
-                                       f"the core '{core}' of signature {index + 1} is held by a signature of "
-                                       f"{', '.join(repr(o) for o in clash[:3])} too: it identifies neither",
-                                       "declare this signature's core as a longer span that only this failure "
-                                       "prints (core: ...), or core: '' for none"))
+            problems.append((entry_id, ("signatures", index), "E035",
+                             f"the core '{core}' of signature {index + 1} is held by a signature of "
+                             f"{', '.join(repr(o) for o in clash[:3])} too: it identifies neither",
+                             "declare this signature's core as a longer span that only this failure "
+                             "prints (core: ...), or core: '' for none"))
     if len(problems) > room:
         last = problems[room - 1]
-        problems = problems[:room - 1] + [Diagnostic(last.path, last.line, last.column, "E035",
-                                                     f"… and {len(problems) - room + 1} more signatures whose core "
-                                                     "another entry's signature holds too, not listed",
-                                                     "declare their cores (core: ...), or core: '' for none")]
+        problems = problems[:room - 1] + [(last[0], last[1], "E035",
+                                           f"… and {len(problems) - room + 1} more signatures whose core "
+                                           "another entry's signature holds too, not listed",
+                                           "declare their cores (core: ...), or core: '' for none")]
     return problems
+
+
+def _holders(cores: list[str]) -> dict[str, set[str]]:
+    """core → the other cores that hold it as a substring: one Aho-Corasick pass over each core
+    (pyahocorasick), in the total length of the cores. Testing every pair (`a in b`) took 100 s
+    of CPU at 10,000 entries (20,000 cores)."""
+    import ahocorasick
+
+    automaton = ahocorasick.Automaton()
+    for core in cores:
+        automaton.add_word(core, core)
+    held: dict[str, set[str]] = {}
+    if not cores:
+        return held
+    automaton.make_automaton()
+    for holder in cores:
+        for _end, core in automaton.iter(holder):
+            if core != holder:
+                held.setdefault(core, set()).add(holder)
+    return held
 
 
 def _frames_above(example: str, line: int) -> list[tuple[str, str]]:
@@ -705,13 +935,13 @@ def _frames_above(example: str, line: int) -> list[tuple[str, str]]:
     return []
 
 
-def frame_problems(catalog: Catalog) -> list[Diagnostic]:
+def _frame_findings(catalog: Catalog) -> list[Finding]:
     """E057: a declared raising frame is a fact an example shows (the frame right above the
     signature's line in one of its examples), and names one failure: no two entries declare it."""
     from ..matching.signatures import marked_lines
 
-    owners: dict[tuple[str, str], dict[str, tuple[int, int]]] = {}   # frame → entry → where it declares it
-    problems = []
+    owners: dict[tuple[str, str], dict[str, tuple]] = {}   # frame → entry → where it declares it
+    problems: list[Finding] = []
     for entry_id, loaded in sorted(catalog.entries.items()):
         for i, (spec, compiled) in enumerate(zip(loaded.entry.signatures, loaded.signatures)):
             shown: set[tuple[str, str]] = set()
@@ -720,12 +950,12 @@ def frame_problems(catalog: Catalog) -> list[Diagnostic]:
                 for mark in marks:
                     shown.update(_frames_above(example, mark[0]))
             for j, frame in enumerate(spec.frames):
-                where = loaded.located.where(("signatures", i, "frames", j, "function"))
+                where = ("signatures", i, "frames", j, "function")
                 owners.setdefault((frame.file, frame.function), {}).setdefault(entry_id, where)
                 if not any(name == frame.function and (path == frame.file or path.endswith("/" + frame.file))
                            for path, name in shown):
-                    problems.append(Diagnostic(
-                        loaded.path, *where, "E057",
+                    problems.append((
+                        entry_id, where, "E057",
                         f"no example of signature {i + 1} shows the frame '{frame.function}' in '{frame.file}' "
                         "right above its line",
                         "add an example traceback (with its origin) whose last frame is this one, or correct "
@@ -734,8 +964,8 @@ def frame_problems(catalog: Catalog) -> list[Diagnostic]:
         if len(entries) > 1:
             for entry_id, where in sorted(entries.items()):
                 others = ", ".join(repr(e) for e in sorted(set(entries) - {entry_id}))
-                problems.append(Diagnostic(
-                    catalog.entries[entry_id].path, *where, "E057",
+                problems.append((
+                    entry_id, where, "E057",
                     f"the raising frame '{function}' in '{file}' is declared by {others} too: a traceback cut "
                     "there would name either",
                     "keep the frame on the entry whose error that frame raises, and remove it from the other"))
@@ -745,16 +975,19 @@ def frame_problems(catalog: Catalog) -> list[Diagnostic]:
 MAX_E036 = 200   # E036 lines in all; each names a signature and a healthy log once
 
 
-def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnostic]:
-    """A signature that fires on a log of a run that did not fail is too generic."""
+E036_HINT = "keep more of the error's own wording in the pattern so that normal output cannot match it"
+
+
+def _healthy_findings(catalog: Catalog, healthy_logs: list[Path]) -> tuple[list[Finding], int]:
+    """A signature that fires on a log of a run that did not fail is too generic: the first
+    MAX_E036 (signature, log) pairs, and how many more there are."""
     if not healthy_logs or not catalog.entries:
-        return []
+        return [], 0
     from ..matching.scanner import Scanner
 
     scanner = Scanner(catalog.signatures())
-    problems = []
+    problems: list[Finding] = []
     unlisted = 0
-    hint = "keep more of the error's own wording in the pattern so that normal output cannot match it"
     for log in healthy_logs:
         report = scanner.scan_paths([log])
         first: dict[int, tuple] = {}   # one line per signature and log: its first match, and how many more
@@ -762,20 +995,22 @@ def _healthy_matches(catalog: Catalog, healthy_logs: list[Path]) -> list[Diagnos
             key = id(hit.signature)
             first[key] = (first[key][0], first[key][1] + 1) if key in first else (hit, 0)
         for hit, more in sorted(first.values(), key=lambda item: item[0].lines[0]):
-            loaded = catalog.entries[hit.signature.entry_id]
-            line, col = loaded.located.where(("signatures", hit.signature.index))
             if len(problems) >= MAX_E036:
                 unlisted += 1
                 continue
             also = f" (and {more} more match{'es' if more != 1 else ''})" if more else ""
-            problems.append(Diagnostic(loaded.path, line, col, "E036",
-                                       f"signature {hit.signature.index + 1} matches line {hit.lines[0] + 1} of the "
-                                       f"healthy log {log.name}{also}", hint))
+            problems.append((hit.signature.entry_id, ("signatures", hit.signature.index), "E036",
+                             f"signature {hit.signature.index + 1} matches line {hit.lines[0] + 1} of the "
+                             f"healthy log {log.name}{also}", E036_HINT))
+    for sig in scanner.signatures:
+        sig.release()
+    return problems, unlisted
+
+
+def _with_unlisted_e036(problems: list[Diagnostic], unlisted: int) -> list[Diagnostic]:
     if unlisted:
         last = max(problems)
         problems.append(Diagnostic(last.path, last.line, last.column, "E036",
                                    f"… and {unlisted} more signatures that match a healthy log, not listed "
-                                   f"(only the first {MAX_E036} are)", hint))
-    for sig in scanner.signatures:
-        sig.release()
+                                   f"(only the first {MAX_E036} are)", E036_HINT))
     return problems

@@ -60,7 +60,7 @@ def thread_label(url: str) -> str:
 
     match = GITHUB.match(url)
     thread = re.match(r"(?:issues|pull|discussions)/(\d+)", match.group(3) or "") if match else None
-    if thread:
+    if match and thread:
         return f"{match.group(1)}/{match.group(2)}#{thread.group(1)}"
     parts = urlsplit(url)
     return (parts.netloc + parts.path).rstrip("/")
@@ -137,9 +137,11 @@ def _uncited(text: str, threads: list[tuple[str, str, str, int]]) -> Iterator[st
         candidates = [t for t in threads if t[3] == number]
         # "transformers #39849" names its repository; "since #980" or "PR #1958" do not, and any
         # reference with that number will do (a word is read as a repository only if one is cited)
-        names_repo = word is None and repo not in _CITATION_WORDS and (owner is not None or any(_same_repo(repo, t[1]) for t in threads)
-                                       or "-" in repo or repo[:1].isupper() and repo[1:2].islower() is False)
-        if names_repo:
+        # (a bare "#N" has no repository and the word "#")
+        names_repo = word is None and repo is not None and repo not in _CITATION_WORDS and (
+            owner is not None or any(_same_repo(repo, t[1]) for t in threads)
+            or "-" in repo or repo[:1].isupper() and repo[1:2].islower() is False)
+        if names_repo and repo is not None:
             candidates = [t for t in candidates if _same_repo(repo, t[1]) and (owner is None or owner.lower() == t[0].lower())]
         if not candidates:
             yield match.group(0) if names_repo or word not in (None, "#") or repo in _CITATION_WORDS else f"#{number}"

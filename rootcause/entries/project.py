@@ -7,7 +7,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cache import Inputs, input_folders, stat_key
+from ..inputs import Inputs, input_folders, stat_key
 from ..config import load_config
 from ..errors import Diagnostic, display_path
 from ..files import kind_of, not_regular
@@ -22,6 +22,8 @@ class Project:
     study: list[Report] = field(default_factory=list)
     #: the inputs' stat keys, taken before they were read (for the caches made from this project)
     inputs: Inputs | None = None
+    #: the healthy logs the checks across entries read (E036)
+    healthy_logs: list[Path] = field(default_factory=list)
 
     @property
     def config(self):
@@ -47,25 +49,28 @@ def healthy_log_paths(root: Path, folder: str | None) -> tuple[list[Path], list[
 
 
 def open_project(root: Path, workers: int | None = None, store=None, version: str = "",
-                 timings=None) -> tuple[Project | None, list[Diagnostic]]:
+                 timings=None, kept=None, near: bool = True, cross: bool = True,
+                 taken: dict | None = None) -> tuple[Project | None, list[Diagnostic]]:
     """(project, diagnostics). The project is None only when site.yml itself is unusable.
 
     `store` and `version`: the build cache's entry records (`catalog.load_catalog`); `timings`:
-    `build --timings`.
+    `build --timings`; `kept`, `near` and `cross`: as `load_catalog` takes them; `taken`: stat keys
+    of the inputs by path, taken a moment before (`inputs.Inputs.take`).
     """
     from ..timings import OFF
 
     timings = timings or OFF
     root = root.resolve()
-    site_key = stat_key(root / "site.yml")   # before it is read: a change while checking is seen
+    site_key = stat_key(root / "site.yml", taken)   # before it is read: a change while checking is seen
     config, problems = load_config(root)
     if config is None:
         return None, problems
-    inputs = Inputs.take(root, input_folders(config), known={"site.yml": site_key})
+    inputs = Inputs.take(root, input_folders(config), known={"site.yml": site_key}, taken=taken)
     healthy, refused = healthy_log_paths(root, config.healthy_logs)
-    catalog = load_catalog(root, config, healthy, workers=workers, store=store, version=version, timings=timings)
+    catalog = load_catalog(root, config, healthy, workers=workers, store=store, version=version, timings=timings,
+                           kept=kept, stats=inputs.stats, near=near, cross=cross)
     with timings.stage("load"):
         study, study_problems = load_study(root, config)
     if refused or study_problems:
         catalog.diagnostics = sorted(catalog.diagnostics + refused + study_problems)
-    return Project(root, catalog, study, inputs), catalog.diagnostics
+    return Project(root, catalog, study, inputs, healthy), catalog.diagnostics

@@ -95,7 +95,7 @@ def _recorded(info: ValidationInfo) -> bool:
     """Validating an entry from the build cache's record (`catalog.from_record`): its patterns
     compiled when the record was made, by the same code (the record's key holds the code's
     version), and the record carries what they compiled to: they are not compiled again here."""
-    return bool(info.context) and bool(info.context.get("recorded"))
+    return isinstance(info.context, dict) and bool(info.context.get("recorded"))
 
 
 def _example_from_text(value: Any) -> Any:
@@ -245,8 +245,9 @@ class Signature(Strict):
                                           {"code": "E030", "hint": "remove it, or make the signature single-line"})
             from ..matching.patterns import core_problem, literal_pieces
 
-            problem = core_problem(self.core, literal_pieces(self.pattern if self.pattern is not None else self.regex,
-                                                             self.pattern is None))
+            source = self.pattern if self.pattern is not None else self.regex
+            assert source is not None   # `_one_form`: a signature without `lines` has one of the two
+            problem = core_problem(self.core, literal_pieces(source, self.pattern is None))
             if problem:
                 raise PydanticCustomError("core", "{problem}", {"problem": problem, "code": "E030",
                                           "hint": "copy a span of the pattern's own text between its placeholders"})
@@ -394,7 +395,6 @@ class Persistent(Strict):
     within: int = Field(ge=2, le=1_000_000, description="Window, in log lines, in which `count` matches must fall.")
 
 
-ROLES = ("cause", "consequence", "warning", "symptom")
 ALIAS_CHARS = 60
 
 

@@ -188,7 +188,7 @@ class SignatureTable:
         """Numbers of the anchors that can match somewhere in `block` (see the module's docstring)."""
         if self._tokens is None:
             self._keys()
-        keys, found = self._tokens, set()
+        keys, found = self._tokens, set[int]()
         present = set(block.split())
         if len(present) < len(keys):  # type: ignore[arg-type]
             for token in present:
@@ -199,8 +199,8 @@ class SignatureTable:
                 if numbers:
                     found.update(numbers)
         else:
-            for token, numbers in keys.items():  # type: ignore[union-attr]
-                if token.encode("utf-8") in present:
+            for key, numbers in keys.items():  # type: ignore[union-attr]
+                if key.encode("utf-8") in present:
                     found.update(numbers)
         found.update(number for word, number in self._loose if word in block)  # type: ignore[union-attr]
         return found

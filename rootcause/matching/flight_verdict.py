@@ -56,7 +56,7 @@ class Group:
 
     def last(self, rank: int) -> int:
         """The rank's last collective's sequence number in this group (0: none recorded)."""
-        return max(self.calls.get(rank) or {0: None})
+        return max(self.calls.get(rank) or (0,))
 
     @property
     def dumped(self) -> list[int]:
@@ -261,6 +261,7 @@ def verdict(dumps: list[Dump]) -> dict:
             culprit = min(behind, key=lambda r: (-behind[r], r))
             first_missing = min(group.last(r) for r in behind) + 1
             waiting_in = next((group.calls[r][first_missing] for r in at_top if first_missing in group.calls[r]), top_entry)
+            assert waiting_in is not None   # a rank is behind, so the ranks at the top have a call there
             divergences.append({"kind": kind, "group": group.label, "pg": group.name, "desc": group.desc,
                                 "op": waiting_in.op, "seq": waiting_in.seq, "top_seq": top,
                                 "culprits": sorted(behind), "behind": {str(r): g for r, g in sorted(behind.items())},

@@ -25,6 +25,7 @@ and the collective state the NCCL watchdog and desync report print.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 
 from .events import EXCEPTION_KINDS, fingerprints, time_key
@@ -357,7 +358,7 @@ class Incident:
     handled: list[Failure] = field(default_factory=list)   # errors printed in a job its launcher saw succeed
 
 
-def explain(model: LogModel, matches: list, consequence_entries: set, warning_entries: set = frozenset()) -> None:
+def explain(model: LogModel, matches: list, consequence_entries: Set[str], warning_entries: Set[str] = frozenset()) -> None:
     """Mark each failure that a signature match covers with that match's entry; an error that a
     process prints after a consequence of its own (a peer error, a timeout) is part of that
     consequence: its teardown, not a new cause.
@@ -396,7 +397,7 @@ def explain(model: LogModel, matches: list, consequence_entries: set, warning_en
             failure.consequence = True
 
 
-def _just_before(failure: Failure, by_stream: dict, warning_entries: set):
+def _just_before(failure: Failure, by_stream: dict, warning_entries: Set[str]):
     """The match (of an entry that is not a warning) with a line closest before the failure's
     first line, at most MESSAGE_LINES before it, on a stream that fits; None if there is none."""
     best, best_line = None, failure.start - MESSAGE_LINES - 1
@@ -441,7 +442,7 @@ def unknown_causes(model: LogModel) -> list[Failure]:
     return sorted(kept.values(), key=lambda f: f.line)
 
 
-def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict) -> Incident:
+def build_incident(model: LogModel, findings: list, infos: Mapping, hit_lines: dict) -> Incident:
     """Order the evidence: causes before consequences, the first failing process first.
 
     `findings` are ranking.Finding objects (an entry and its matches), `infos` EntryInfo by id
@@ -475,7 +476,8 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
     events = [e for f in causes for e in _cause_events(f, hit_lines)] + [_unknown_event(u) for u in unknown]
     first = _first_failure(events, model)
     if first is not None and first.get("entry"):
-        causes.sort(key=lambda f: (f.entry != first["entry"], -f.score, f.first_line, f.entry))
+        first_entry = first["entry"]
+        causes.sort(key=lambda f: (f.entry != first_entry, -f.score, f.first_line, f.entry))
     else:
         causes.sort(key=lambda f: (-f.score, f.first_line, f.entry))
     consequences.sort(key=lambda f: (-f.score, f.first_line, f.entry))
@@ -487,8 +489,7 @@ def build_incident(model: LogModel, findings: list, infos: dict, hit_lines: dict
         consequence_ranks = {hit_lines[n].rank for f in consequences for m in f.matches for n in m.lines
                              if n in hit_lines and hit_lines[n].rank is not None}
         status, first, unknown = _consequence_only_first(model, consequences, consequence_ranks)
-    elif _launcher_claim(model) is not None:
-        record = _launcher_claim(model)
+    elif (record := _launcher_claim(model)) is not None:
         unknown = [Failure(line=record.line, stream="", rank=record.rank, host=record.host, time=record.time,
                            kind="exit", text=_exit_text(record))]
         status = "unknown"
@@ -640,14 +641,14 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
     waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
     waiting |= consequence_ranks
     waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
-    known = set(model.ranks_seen) | {r.rank for r in model.launcher if r.rank is not None}
+    known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
     waiting.discard(None)
     silent = sorted(r for r in known if r not in waiting)
     if not waiting or not silent or len(silent) == len(known):
         return None, []
     stopped = {r.rank for r in model.launcher if r.exitcode in STOPPED_BY_LAUNCHER}
     suspects = [r for r in silent if r not in stopped] or silent
-    ranks = ", ".join(map(str, sorted(waiting)))
+    ranks = ", ".join(map(str, sorted(r for r in waiting if r is not None)))   # (None discarded above)
     return suspects[0], [f"rank(s) {ranks} show only consequences (peer errors, timeouts) while rank "
                          f"{suspects[0]} shows none: the others were waiting for it"]
 

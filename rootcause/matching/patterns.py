@@ -22,6 +22,7 @@ import re
 import re._constants as sre_c  # noqa: PLC2701 - the stdlib parser is the reference grammar here
 import re._parser as sre_parse  # noqa: PLC2701
 from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import lru_cache
 
 import re2
@@ -420,7 +421,7 @@ _DUNDER = re.compile(r"__[A-Za-z0-9]+__")
 _MARKED = re.compile(r"[A-Za-z0-9]{2}[_./][A-Za-z0-9]{2}|_[A-Za-z0-9]|[A-Za-z][0-9]|[a-z][A-Z]|\b[A-Z]{3,}\b")
 
 
-def derive_core(literals: list[str], avoid: list[str] = ()) -> str:
+def derive_core(literals: list[str], avoid: Sequence[str] = ()) -> str:
     """The core of a single-line signature: the shortest start of a piece of its literal text,
     ending at a clause boundary, that identifies the failure alone (`_distinctive`); "" when no
     piece has one. A line holding the core is the same failure printed otherwise: cut after it,

@@ -12,7 +12,9 @@ browser share; it is documented in the README.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 from .incident import Failure, Incident, LogModel, build_incident
 from .rows import EntryInfo
@@ -72,7 +74,7 @@ def findings_of(report: Report) -> list[Finding]:
     return findings
 
 
-def rank(report: Report, consequences: dict[str, set[str]], infos: dict[str, EntryInfo] | None = None) -> Report:
+def rank(report: Report, consequences: Mapping[str, set[str]], infos: Mapping[str, EntryInfo] | None = None) -> Report:
     """Findings, then the incident; sets `report.incident` (and the legacy fields) and returns the report."""
     infos = infos or {}
     model = report.model or LogModel()
@@ -86,13 +88,13 @@ def rank(report: Report, consequences: dict[str, set[str]], infos: dict[str, Ent
     return report
 
 
-def _role(finding: Finding, infos: dict[str, EntryInfo]) -> str:
+def _role(finding: Finding, infos: Mapping[str, EntryInfo]) -> str:
     info = infos.get(finding.entry)
     role = info.role if info else "cause"
     return "cause" if finding.persisted else role
 
 
-def _causes_first(findings: list[Finding], consequences: dict[str, set[str]], roles: dict[str, str]) -> list[Finding]:
+def _causes_first(findings: list[Finding], consequences: Mapping[str, set[str]], roles: dict[str, str]) -> list[Finding]:
     """Move each matched cause directly above the highest of its matched consequences, never
     across roles (a consequence entry stays below every cause)."""
     order = list(findings)
@@ -143,7 +145,7 @@ PHASES = {
 PHASE_TAIL = 10
 
 
-def stopped_in(report: Report, incident: Incident, infos: dict[str, EntryInfo]) -> dict | None:
+def stopped_in(report: Report, incident: Incident, infos: Mapping[str, EntryInfo]) -> dict | None:
     """Where a log with no failure stops, when its last lines are a start-up phase's: a job that
     hangs there prints nothing more. None otherwise (a log that reaches training, or ends)."""
     model = report.model
@@ -182,7 +184,7 @@ def _lines_of(finding: Finding, report: Report) -> list[dict]:
     return sorted({l["line"]: l for l in lines}.values(), key=lambda l: l["line"])
 
 
-def _entry_json(finding: Finding, report: Report, infos: dict[str, EntryInfo]) -> dict:
+def _entry_json(finding: Finding, report: Report, infos: Mapping[str, EntryInfo]) -> dict:
     info = infos.get(finding.entry)
     lines = _lines_of(finding, report)
     ranks = sorted({l["rank"] for l in lines if l["rank"] is not None})
@@ -211,9 +213,9 @@ def _failure_json(failure: Failure) -> dict:
             "time": failure.time, "kind": failure.kind, "text": failure.text, "location": failure.location}
 
 
-def report_json(report: Report, infos: dict[str, EntryInfo], top: int) -> dict:
+def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dict:
     """The machine-readable report; the text report and the browser show the same fields."""
-    incident: Incident = report.incident
+    incident = cast(Incident, report.incident)   # (set by `rank`)
     results = _steady([_entry_json(f, report, infos) for f in incident.findings[:top]], incident.status)
     notes = [_entry_json(f, report, infos) for f in incident.notes]
     first = incident.first
@@ -262,7 +264,7 @@ def _streams_text(streams: list[str]) -> str:
     return ", ".join(ranks[:-1]) + " and " + ranks[-1]
 
 
-def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
+def headline(incident: Incident, infos: Mapping[str, EntryInfo]) -> str:
     """One sentence: what failed first, where, and what the others show because of it."""
     first = incident.first
     if incident.status == "none":
@@ -273,6 +275,7 @@ def headline(incident: Incident, infos: dict[str, EntryInfo]) -> str:
             text += (f" {count} error{'s were' if count != 1 else ' was'} printed and handled: the launcher reported "
                      "no failed process.")
         return text + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
+    assert first is not None   # every status but "none" has a first failure (`incident.build_incident`)
     place = where(first.get("rank"), first.get("host")) if first else ""
     if incident.status == "consequences":
         info = infos.get(first["entry"]) if first else None

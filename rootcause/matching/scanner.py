@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import io
 import re
+import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +175,7 @@ class _Gunzip:
         self.raw = raw
         self.buf = prefix      # compressed bytes not yet inflated; `at`: where buf[0] is in the file
         self.at = 0
-        self.member = None
+        self.member: zlib._Decompress | None = None   # the member being inflated
         self.started = False
         self.unread: tuple[int, str] | None = None
         self.done = False
@@ -186,8 +187,6 @@ class _Gunzip:
         return bool(data)
 
     def read(self, size: int) -> bytes:
-        import zlib
-
         while not self.done:
             if self.member is None:
                 # between members: skip zero padding, then another member or the end
@@ -207,13 +206,14 @@ class _Gunzip:
                     break
                 self.member = zlib.decompressobj(31)
                 self.started = True
+            member = self.member
             if not self.buf and not self._more():
                 raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-            out = self.member.decompress(self.buf, size)
-            rest = self.member.unused_data if self.member.eof else self.member.unconsumed_tail
+            out = member.decompress(self.buf, size)
+            rest = member.unused_data if member.eof else member.unconsumed_tail
             self.at += len(self.buf) - len(rest)
             self.buf = rest
-            if self.member.eof:
+            if member.eof:
                 self.member = None
             if out:
                 return out
@@ -362,7 +362,7 @@ class Prefilter:
     def span(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[int, int] | None:
         end = len(data) if end is None else end
         if self._native is not None:
-            found = self._native(_ANCHOR.UNANCHORED, data, pos, end)[0]
+            found = self._native(_ANCHOR.UNANCHORED, data, pos, end)[0]  # type: ignore[union-attr]  # with _native
             return None if found == _NO_MATCH else found
         match = self._regex.search(data, pos, end)
         return None if match is None else match.span()
@@ -601,8 +601,10 @@ class _Scan:
 
     def finish(self) -> Report:
         self._match(self.report, self.per_signature)
-        self.report.model.finish()
-        for match, line in frame_matches(self.report.model.failures, self.table, self.report.matches):
+        model = self.report.model
+        assert model is not None   # (made with the report, in __init__)
+        model.finish()
+        for match, line in frame_matches(model.failures, self.table, self.report.matches):
             self.report.matches.append(match)
             self.report.hit_lines[match.lines[0]] = line
             self.report.match_lines.setdefault(match.signature.entry_id, []).append(match.lines[0])
@@ -704,7 +706,7 @@ class _Scan:
                 line = joined
                 event = recognise(line.text) if self.scanner._events.search(raw) else None
         if event is not None:
-            report.model.feed(number, line, *event)
+            report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
             if event[0] == "frame":
                 self._frame_at[line.stream] = number
         kept = False

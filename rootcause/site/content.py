@@ -41,7 +41,7 @@ def _commonmark():
 #: `_commonmark()`
 _FAST_RULES = ["blockquote", "code", "fence", "heading", "hr", "lheading", "list", "paragraph", "reference",
                "autolink", "backticks", "emphasis", "entity", "escape", "link", "newline", "table"]
-_fast = markdown_it_pyrs.MarkdownIt("zero").enable_many(_FAST_RULES)
+_fast = markdown_it_pyrs.MarkdownIt("zero").enable_many(_FAST_RULES)  # type: ignore[arg-type]
 #: the only attribute either renderer writes a style into (aligned table columns): a class
 #: instead, so pages hold no inline style and work under the `style-src 'self'` policy. Raw HTML
 #: is off, so this text can only come from the renderer (a writer's quote is `&quot;`).

@@ -2,9 +2,10 @@
 
 It holds the data of the built site's `search/signatures.json` (signatures compiled to regexes
 with their anchors, the entries' titles, summaries, first fix steps, roles and declared
-consequences) and the site's search files (for the "possibly related" tier), in one file of the
-project's cache, `.rootcause-cache/diagnose-index` (see `rootcause.cache` for the format and
-the freshness test). `check`, `build` (and so `serve`) and a `diagnose` that had to check the
+consequences) and the site's search files (for the "possibly related" tier), as records of the
+project's store (`cache.RecordStore`, kind `diagnose-index`): a head record naming each section
+by the SHA-256 of its body, and the sections, each a record of its own (see `rootcause.inputs`
+for the freshness test). `check`, `build` (and so `serve`) and a `diagnose` that had to check the
 entries store it whenever the entries they checked had no error; a `diagnose` that finds it
 fresh and whole uses it without importing the entry schema, pydantic or anything that renders.
 
@@ -14,11 +15,10 @@ is read only when a log line reaches it (a CRC-32 each); the search files only w
 needs related entries; the list of inputs only when the cheap freshness test fails.
 
 Sections: `inputs` (name → [stat key, SHA-256]), `table`, `records` (one signature per line),
-`entries.K` (one `[id, row]` per line, the row as in signatures.json, for the ids of bucket K:
+`entries.K` (one `[id, row]` per line, the row as in signatures.json (`matching.rows`), for the ids of bucket K:
 `cache.bucket`), `entry_index` (id → [K, offset, length, CRC-32]), `consequences`,
 `search_index` (path → [K, offset, length, CRC-32]) and `search.K` (the site's search files of
-bucket K, one after the other). Cut into buckets so that a rebuild that changed a few entries
-writes the few sections holding them and keeps the others (`cache.Kept`): `patched_sections`.
+bucket K, one after the other). Cut into buckets so that a short log reads a few rows.
 
 What it is keyed by: site.yml, `entries/*.yaml`, the healthy-log folder's files (a healthy log
 can make an entry invalid, E036), the study tables (`open_project` checks them too, E046) and the
@@ -28,12 +28,14 @@ read for checking and again after it was hashed; if any changed in between, noth
 
 from __future__ import annotations
 
+import hashlib
+import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from .. import jsonbytes
-from ..cache import (MAX_BUCKETS, CacheFile, Inputs, bucket_count, bucketed, content_key, patch_buckets, read_cache,
-                     record_at, still_fresh, write_cache)
+from ..cache import RecordStore
+from ..inputs import Inputs, content_key, still_fresh
 from ..files import relative_path_problem
 from ..matching.anchors import (
     CorruptIndex,  # what a section of a fresh index that turns out damaged raises
@@ -46,9 +48,10 @@ if TYPE_CHECKING:
     from ..matching.anchors import SignatureTable
     from .search import SearchIndex
 
-NAME = "diagnose-index"
-KIND = "rootcause diagnose index"
-FORMAT = 8
+RECORDS = "diagnose-index"
+HEAD = "0" * 32   # the key of the head record; the sections are filed by their SHA-256
+FORMAT = 9   # 7: entry rows are mappings read by name (`matching.rows`); 8: signatures carry their core;
+#            9: and their raising frames
 WHOLE = ("inputs", "table", "records", "entry_index", "consequences", "search_index")
 
 
@@ -56,21 +59,28 @@ def section_names(count: int) -> list[str]:
     return [*WHOLE, *(f"{kind}.{k}" for kind in ("entries", "search") for k in range(count))]
 
 
-def per_record(names) -> tuple[str, ...]:
-    """The sections whose reader checks each record it reads (a CRC-32 each)."""
-    return tuple(name for name in names if name == "records" or name.startswith(("entries.", "search.")))
-
-
 class DiagnosisIndex:
     """A fresh, whole index, read section by section as `diagnose` needs them."""
 
-    def __init__(self, cached: CacheFile):
-        self._cached = cached
-        self.base_url: str = cached.header["base_url"]
+    def __init__(self, records: RecordStore, header: dict):
+        self._records = records
+        self._digests: dict[str, str] = header["sections"]
+        self._read: dict[str, bytes] = {}
+        self.base_url: str = header["base_url"]
         self._entry_index: dict | None = None
 
+    def section(self, name: str) -> bytes | None:
+        """A section's bytes (read once, checked against their SHA-256), or None."""
+        if name not in self._read:
+            digest = self._digests.get(name)
+            body = self._records.get(digest) if isinstance(digest, str) else None
+            if body is None:
+                return None
+            self._read[name] = body
+        return self._read[name]
+
     def _json(self, name: str):
-        data = self._cached.section(name)
+        data = self.section(name)
         if data is None:
             raise CorruptIndex(f"section '{name}' fails its checksum")
         try:
@@ -81,11 +91,11 @@ class DiagnosisIndex:
     def table(self) -> SignatureTable:
         from ..matching.anchors import SignatureTable
 
-        return SignatureTable.from_records(self._json("table"), lambda: self._cached.section("records"))
+        return SignatureTable.from_records(self._json("table"), lambda: self.section("records"))
 
     def verify(self) -> bool:
         """Is every section whole? (Before reading standard input, which cannot be read twice.)"""
-        return self._cached.verify()
+        return all(self.section(name) is not None for name in self._digests)
 
     def consequences(self) -> Consequences:
         return Consequences(lambda: self._json("consequences"))
@@ -106,7 +116,7 @@ class DiagnosisIndex:
             return None
         try:
             k = place[0]
-            line = record_at(self._cached.section(f"entries.{k}") if isinstance(k, int) else None, place)
+            line = record_at(self.section(f"entries.{k}") if isinstance(k, int) else None, place)
             if line is None:
                 raise CorruptIndex(f"the row of entry '{entry_id[:60]}' fails its checksum")
             found_id, row = jsonbytes.loads(line)
@@ -120,7 +130,7 @@ class DiagnosisIndex:
         places = self._json("search_index")
         if not isinstance(places, dict):
             raise CorruptIndex("section 'search_index' is not a mapping")
-        return SearchFiles(places, lambda k: self._cached.section(f"search.{k}") if isinstance(k, int) else None)
+        return SearchFiles(places, lambda k: self.section(f"search.{k}") if isinstance(k, int) else None)
 
     def search_index(self) -> SearchIndex:
         from .search import SearchIndex
@@ -202,13 +212,12 @@ def store_sections(root: Path, before: Inputs, base_url: str, sections: dict[str
     """`store` from the index's sections (`index_sections`), for inputs taken (`Inputs.take`)
     before the entries they were made from were read."""
     recorded = None
-    old = read_cache(root, NAME, KIND)
+    old = _open(RecordStore(root, RECORDS))
     if old is not None:
         try:
             recorded = jsonbytes.loads(old.section("inputs") or b"null")
         except (ValueError, RecursionError):
             recorded = None
-        old.close()
     read: list[str] = []
     try:
         hashes = before.hashes(recorded if isinstance(recorded, dict) else None, read)
@@ -228,27 +237,45 @@ def index_sections(search_files: Mapping[str, bytes], signature_file: bytes) -> 
     """The sections of an index (all but `inputs`), from a site's signatures.json and its search files."""
     data = jsonbytes.loads(signature_file)
     rows = {entry_id: _dump(row) for entry_id, row in data["entries"].items()}
-    return _sections(search_files, data["signatures"], rows, data["consequences"])
+    from ..matching.anchors import SignatureTable
+
+    return _sections(search_files, SignatureTable.records(data["signatures"]), rows, data["consequences"])
 
 
 def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[str, tuple[bytes, bytes | None]],
-                            consequences: dict) -> dict[str, bytes]:
+                            consequences: dict, table: tuple[dict, bytes] | None = None) -> dict[str, bytes]:
     """`index_sections` of the signatures.json that `search.assemble_signature_file` makes of
     these parts, without parsing that file whole: each entry's signatures are parsed, recorded
     and dropped in turn (at 10,000 entries the parsed file is about 100 MB), and its row is
-    the part as it is (the same JSON text)."""
+    the part as it is (the same JSON text). `table`: `table_of_parts` of these parts, if made."""
     ids = sorted(parts)
-    signatures = (signature for entry_id in ids if parts[entry_id][0]
-                  for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
-    rows = {entry_id: parts[entry_id][1] for entry_id in ids if parts[entry_id][1] is not None}
-    return _sections(search_files, signatures, rows, consequences)
+    rows = {entry_id: row for entry_id in ids if (row := parts[entry_id][1]) is not None}
+    return _sections(search_files, table or table_of_parts(parts), rows, consequences)
 
 
-def _sections(search_files: Mapping[str, bytes], signatures, rows: dict[str, bytes], consequences: dict
-              ) -> dict[str, bytes]:
+def table_of_parts(parts: Mapping[str, tuple[bytes, bytes | None]], kept=None) -> tuple[dict, bytes]:
+    """The signature table and records (`SignatureTable.records`) of the entries' parts of
+    signatures.json. `kept` (`serve`'s `memo.Kept`): kept by a hash of the signatures' parts
+    (an edit of an entry's prose leaves them as they were)."""
     from ..matching.anchors import SignatureTable
 
-    table_data, records = SignatureTable.records(signatures)
+    ids = sorted(parts)
+
+    def make() -> tuple[dict, bytes]:
+        return SignatureTable.records(signature for entry_id in ids if parts[entry_id][0]
+                                      for signature in jsonbytes.loads(b"[" + parts[entry_id][0] + b"]"))
+
+    if kept is None:
+        return make()
+    key = hashlib.sha256()
+    for entry_id in ids:
+        key.update(parts[entry_id][0] + b"\n")
+    return kept.memoised("diagnose-table", key.hexdigest(), make)
+
+
+def _sections(search_files: Mapping[str, bytes], table: tuple[dict, bytes], rows: dict[str, bytes],
+              consequences: dict) -> dict[str, bytes]:
+    table_data, records = table
     count = bucket_count(len(rows))
     entries, entry_index = bucketed({i: _entry_line(i, row) for i, row in rows.items()}, count, b"\n")
     search, search_index = bucketed(dict(search_files), count, b"")
@@ -258,80 +285,30 @@ def _sections(search_files: Mapping[str, bytes], signatures, rows: dict[str, byt
             **{f"search.{k}": body for k, body in search.items()}}
 
 
-def table_sections(signatures: dict) -> tuple[bytes, bytes]:
-    """The (table, records) sections of the signatures of a parsed signatures.json."""
-    from ..matching.anchors import SignatureTable
-
-    table_data, records = SignatureTable.records(signatures["signatures"])
-    return _dump(table_data), records
-
-
-def patched_sections(source: CacheFile, prefix: str, rows: dict[str, bytes | None], files: dict[str, bytes],
-                     removed: set[str], consequences: dict, table: tuple[bytes, bytes] | None) -> dict:
-    """The sections of an index after a rebuild changed a few entries, from the index's sections
-    as `source` holds them (each named `prefix` + its name; the site model keeps a copy): the
-    changed entries' `rows` (as signatures.json has them; None: no signatures), the search files
-    written and `removed`, the declared consequences, and `table`, the new (table, records)
-    sections, or None to keep the old ones (the signatures did not change). The buckets nothing
-    changed in are `cache.Kept`."""
-    def json_of(name: str):
-        data = source.section(prefix + name)
-        if data is None:
-            raise CorruptIndex(f"section '{name}' fails its checksum")
-        return jsonbytes.loads(data)
-
-    entry_index, search_index = json_of("entry_index"), json_of("search_index")
-    count = _count(source, prefix)
-    sections: dict = {"consequences": _dump(consequences)}
-    if table is None:
-        sections["table"], sections["records"] = source.kept(prefix + "table"), source.kept(prefix + "records")
-    else:
-        sections["table"], sections["records"] = table
-    for kind, index_name, places, new, gone, join in (
-            ("entries", "entry_index", entry_index,
-             {i: _entry_line(i, row) for i, row in rows.items() if row is not None},
-             {i for i, row in rows.items() if row is None}, b"\n"),
-            ("search", "search_index", search_index, files, removed, b"")):
-        def read(k: int, kind: str = kind) -> bytes | None:
-            return source.section(f"{prefix}{kind}.{k}", verify=False)
-
-        try:
-            bodies, places = patch_buckets(places, read, new, gone, count, join)
-        except ValueError as exc:
-            raise CorruptIndex(f"section '{kind}': {exc}") from None
-        sections[index_name] = _dump(places)
-        for k in range(count):
-            sections[f"{kind}.{k}"] = bodies[k] if k in bodies else source.kept(f"{prefix}{kind}.{k}")
-    if any(value is None for value in sections.values()):
-        raise CorruptIndex("a section of the index is missing")
-    return {name: sections[name] for name in section_names(count) if name != "inputs"}
-
-
-def index_buckets(sections) -> int:
-    """How many buckets the index with these sections (by name) cuts its entries and search files into."""
-    return sum(1 for name in sections if name.startswith("entries."))
-
-
-def _count(source: CacheFile, prefix: str) -> int:
-    """`index_buckets` of the index whose sections `source` holds under `prefix`, checked."""
-    count = index_buckets(name[len(prefix):] for name in source.names() if name.startswith(prefix))
-    if not 1 <= count <= MAX_BUCKETS or f"{prefix}entries.{count - 1}" not in source:
-        raise CorruptIndex("the index's entries sections are not numbered 0 to N-1")
-    return count
-
-
 def _entry_line(entry_id: str, row: bytes) -> bytes:
     return b'["' + entry_id.encode() + b'",' + row + b"]"
 
 
-def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes]) -> str | None:
-    """Write the index; its content key, or None when the project cannot hold it."""
+def _write(root: Path, inputs: Inputs, record: dict, base_url: str, sections: dict[str, bytes],
+           prune: bool = True) -> str | None:
+    """Write the index: each section a record filed by its SHA-256, then the head naming them
+    (a reader sees the old head or the new one, each naming sections that are there); then,
+    unless not `prune`, the records no head names go. Its content key, or None when the
+    project has no store."""
+    records = RecordStore(root, RECORDS)
     key = content_key(record)
+    digests = {}
+    for name, body in {"inputs": _dump(record), **sections}.items():
+        digests[name] = hashlib.sha256(body).hexdigest()
+        if not records.put(digests[name], body):
+            return None
     header = {"format": FORMAT, "stat_digest": inputs.digest(), "key": key, "base_url": base_url,
-              "folders": inputs.folders}
-    written = write_cache(root, NAME, KIND, header, {"inputs": _dump(record), **sections},
-                          per_record=per_record(sections))
-    return key if written else None
+              "folders": inputs.folders, "sections": digests}
+    if not records.put(HEAD, _dump(header)):
+        return None
+    if prune:
+        records.prune()
+    return key
 
 
 def _dump(value) -> bytes:
@@ -339,52 +316,91 @@ def _dump(value) -> bytes:
 
 
 def remove(root: Path) -> None:
-    """Delete the index (one found damaged); a missing one, or a folder that is not writable, is no error."""
-    import os
-    import stat
+    """Delete the index (one found damaged); a missing one, or a store that cannot be written, is no error."""
+    RecordStore(root, RECORDS).remove(HEAD)
 
-    from ..cache import cache_folder
 
+def _open(records: RecordStore) -> DiagnosisIndex | None:
+    """The index the head record names, whole or not, fresh or not; None without a head of this format."""
     try:
-        if stat.S_ISDIR(os.lstat(cache_folder(root)).st_mode):   # never through a link
-            (cache_folder(root) / NAME).unlink()
-    except OSError:
-        pass
+        header = jsonbytes.loads(records.get(HEAD) or b"null")
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict) or header.get("format") != FORMAT or not isinstance(header.get("base_url"), str):
+        return None
+    sections = header.get("sections")
+    if not isinstance(sections, dict) or not all(isinstance(d, str) for d in sections.values()):
+        return None
+    count = sum(1 for name in sections if name.startswith("entries."))
+    if not 1 <= count <= MAX_BUCKETS or set(sections) != set(section_names(count)):
+        return None
+    return DiagnosisIndex(records, header)
 
 
 def load(root: Path) -> DiagnosisIndex | None:
-    """The index, if the cache holds a whole one made from the project's inputs as they are now;
+    """The index, if the store holds a whole one made from the project's inputs as they are now;
     else None (the caller checks the entries, which stores a new one)."""
-    cached = read_cache(root, NAME, KIND)
-    if cached is None:
+    records = RecordStore(root, RECORDS)
+    index = _open(records)
+    if index is None:
         return None
-    header = cached.header
+    header = jsonbytes.loads(records.get(HEAD) or b"null")
     folders = header.get("folders")
-    try:
-        count = _count(cached, "")
-    except CorruptIndex:
-        cached.close()
-        return None
-    if header.get("format") != FORMAT or not isinstance(header.get("base_url"), str) or \
-            not isinstance(folders, list) or not all(
-                isinstance(f, list) and len(f) == 2 and all(isinstance(p, str) for p in f)
-                and relative_path_problem(f[0]) is None for f in folders) or \
-            not all(name in cached for name in section_names(count)):
-        cached.close()
+    if not isinstance(folders, list) or not all(
+            isinstance(f, list) and len(f) == 2 and all(isinstance(p, str) for p in f)
+            and relative_path_problem(f[0]) is None for f in folders):
         return None
     now = Inputs.take(root, folders)
     if now.digest() != header.get("stat_digest"):
         try:
-            record = jsonbytes.loads(cached.section("inputs") or b"null")
+            record = jsonbytes.loads(index.section("inputs") or b"null")
             if not isinstance(record, dict) or not still_fresh(record, now):
-                cached.close()
                 return None
         except (ValueError, RecursionError, TypeError, IndexError, KeyError):
-            cached.close()
             return None
         # the same content under new stat keys (a checkout, a touch): store them, so that the
-        # next call takes the cheap path again
-        sections = {name: cached.kept(name) for name in section_names(count) if name != "inputs"}
-        _write(root, now, now.record({name: value[1] for name, value in record.items()}), header["base_url"],
-               sections)  # type: ignore[arg-type]
-    return DiagnosisIndex(cached)
+        # next call takes the cheap path again (the sections are the same records)
+        sections = {name: index.section(name) for name in header["sections"] if name != "inputs"}
+        if all(body is not None for body in sections.values()):
+            _write(root, now, now.record({name: value[1] for name, value in record.items()}), header["base_url"],
+                   sections, prune=False)  # type: ignore[arg-type]
+    return index
+
+
+#: a file cuts its rows into at most this many sections
+MAX_BUCKETS = 16
+
+
+def bucket_count(rows: int, per_bucket: int = 128) -> int:
+    """How many sections `rows` rows are cut into (`bucket`)."""
+    return max(1, min(MAX_BUCKETS, rows // per_bucket))
+
+
+def bucket(key: str, count: int) -> int:
+    """The section of `count` that the row `key` (an entry's id, a file's path) is kept in."""
+    return zlib.crc32(key.encode("utf-8")) % count
+
+
+def bucketed(records: dict[str, bytes], count: int, join: bytes) -> tuple[dict, dict]:
+    """Records cut into `count` bucket bodies, in the order of their keys, joined by `join`; and
+    their places: key → [bucket, offset, length, CRC-32]."""
+    split: dict[int, list[str]] = {}
+    for key in sorted(records):
+        split.setdefault(bucket(key, count), []).append(key)
+    bodies, places = {}, {}
+    for k in range(count):
+        offset = 0
+        for key in split.get(k, []):
+            body = records[key]
+            places[key] = [k, offset, len(body), zlib.crc32(body)]
+            offset += len(body) + len(join)
+        bodies[k] = join.join(records[key] for key in split.get(k, []))
+    return bodies, dict(sorted(places.items()))
+
+
+def record_at(body: bytes | None, place: list) -> bytes | None:
+    """The record `bucketed` put at `place` ([bucket, offset, length, CRC-32]) in its bucket's
+    `body`; None when there is no body or the bytes there fail the length or the CRC-32."""
+    _k, offset, length, check = place
+    record = body[offset:offset + length] if body is not None else b""
+    return record if len(record) == length and zlib.crc32(record) == check else None

@@ -79,7 +79,7 @@ def highlighter_version() -> str:
     try:
         source = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
     except OSError:   # no source to hash: the whole package's version stands in for it
-        from ..cache import code_version
+        from ..inputs import code_version
 
         source = code_version()
     return repr((source, pygments_version, sys.version_info[:2]))
@@ -103,14 +103,15 @@ def highlight(code: str, language: str = "text") -> Markup:
             except UnicodeDecodeError:
                 pass   # not what was put: made again
     html = _highlighted(code, language)
-    if key is not None:
+    if kept is not None and key is not None:
         kept.put(key, html.encode("utf-8", "surrogateescape"))
     return Markup(html)
 
 
 def _highlighted(code: str, language: str) -> str:
     out: list[str] = []
-    run_class, run_text = None, []
+    run_class: str | None = None
+    run_text: list[str] = []
 
     def flush() -> None:
         text = escape("".join(run_text))

@@ -6,22 +6,24 @@ Two kinds of workers, both forked:
   every memory page that either process writes is copied, and rendering writes to every object
   it reads (their reference counts): at 10,000 entries the copies added about 380 MB to the
   build's peak. `serve` and `site_files` use these.
-- `EntryPageWorkers`: forked before the catalog is loaded, so they hold none of it. Each reads
-  the entries it is given from the build cache's records (`catalog.from_record`, which
-  validates them again), makes their pages and writes them into the staging folder itself; the
-  build's process renders its own share and every other page. A `build` that writes the cache
-  uses these.
+- `EntryPageWorkers`: forked before the catalog is loaded, so they hold none of it. Once the
+  entries are checked, they are given every entry page; each reads the entries it is given
+  from the build cache's records (`catalog.from_record`, which validates them again), makes
+  their pages and writes them into the staging folder itself, while the build's process checks
+  across entries, indexes and renders every other page, then renders the entry pages no worker
+  has started. A `build` that writes the cache uses these.
 """
 
 from __future__ import annotations
 
 import os
+from typing import Literal
 from pathlib import Path
 
 from ..forked import quiet_worker
 
 # multiprocessing, concurrent.futures, pickle and hashlib are imported where workers start:
-# a build of a small site, and every rebuild in place, never need them (30 ms of start-up)
+# a build of a small site, and most of `serve`'s builds, never need them
 
 #: pages it takes before rendering is shared with workers
 PARALLEL_PAGES = 400
@@ -42,12 +44,6 @@ def alternate(chunks: list, processes: int) -> tuple[list, list]:
     """(this process's chunks, the workers'): the build's own process takes every
     `processes`-th chunk (the first, and so on), its `processes - 1` workers the others."""
     return chunks[::processes], [chunk for i, chunk in enumerate(chunks) if i % processes]
-
-
-def workers_share(items: list, processes: int) -> list:
-    """The items the workers take of `items` cut into chunks of `CHUNK` (see `alternate`)."""
-    chunks = [items[start:start + CHUNK] for start in range(0, len(items), CHUNK)]
-    return [item for chunk in alternate(chunks, processes)[1] for item in chunk]
 
 
 # -- workers forked when rendering starts ----------------------------------------------------------
@@ -208,7 +204,7 @@ class EntryPageWorkers:
     def __enter__(self) -> "EntryPageWorkers":
         return self
 
-    def __exit__(self, *_exc) -> bool:
+    def __exit__(self, *_exc) -> Literal[False]:
         self.close()
         return False
 

@@ -13,7 +13,9 @@ import heapq
 import posixpath
 import re
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generator, cast
 from pathlib import Path, PurePosixPath
 
 import jinja2
@@ -23,7 +25,7 @@ from markupsafe import Markup
 
 from .. import jsonbytes
 from ..config import SiteConfig
-from ..entries.catalog import Catalog, LoadedEntry
+from ..entries.catalog import LoadedEntry
 from ..entries.claims import thread_label
 from ..entries.study import UNCLASSIFIED, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
@@ -94,8 +96,9 @@ class Card:
     signature: str        # the first signature as a message, its variable parts named (`readable`); ""
                           # for a failure that prints no error (role: symptom)
     fix: str              # the first fix step (Markdown)
-    plain_title: str      # the title as plain text (the 404 page's suggestions; kept, as the
-                          # rebuild in place would otherwise convert 10,000 titles twice)
+    plain_title: str      # the title as plain text (the 404 page's suggestions)
+    key: str = field(init=False, repr=False, compare=False)     # set by __post_init__
+    place: str = field(init=False, repr=False, compare=False)   # set by __post_init__
 
     @classmethod
     def of(cls, loaded: LoadedEntry) -> "Card":
@@ -103,6 +106,29 @@ class Card:
         return cls(e.id, e.title, plain(e.summary), e.severity, e.category, tuple(e.systems), e.phase,
                    tuple(e.tags), e.reviewed.isoformat(), _readable(e.signatures[0]) if e.signatures else "", e.fix[0].step,
                    plain(e.title))
+
+    def __post_init__(self) -> None:
+        """`key`: its id and a hash of every field, what a page key holds of each card on the page
+        (the key of a list of 200 cards is then hashed from 200 short texts, not 200 whole cards);
+        `place`: the fields that decide which lists show it and where (`card_lists`)."""
+        import hashlib
+
+        fields = repr(tuple(getattr(self, name) for name, f in self.__dataclass_fields__.items() if f.init))
+        digest = hashlib.blake2b(fields.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        object.__setattr__(self, "key", f"Card({self.id!r}, {digest})")
+        object.__setattr__(self, "place", repr((self.id, self.severity, self.title, self.category, self.phase,
+                                                self.systems, self.tags, self.reviewed)) + "\n")
+
+    def __repr__(self) -> str:
+        return self.key
+
+
+class Cards(list):
+    """A list of cards in a page's context: its `repr` (what the page's key is hashed from) joins
+    the cards' keys without a call per card (a list page shows up to 200 of them)."""
+
+    def __repr__(self) -> str:
+        return "Cards[" + ", ".join([card.key for card in self]) + "]"
 
 
 def _readable(signature) -> str:
@@ -443,7 +469,7 @@ class _Sandbox(SandboxedEnvironment):
 
 class Renderer:
     def __init__(self, config: SiteConfig, root: Path, asset_names: dict[str, str],
-                 content_tabs: list[tuple[str, str]] = (), keep_compiled: bool = False):
+                 content_tabs: Sequence[tuple[str, str]] = (), keep_compiled: bool = False):
         """`keep_compiled`: load and keep compiled templates in the user's cache folder
         (`template_cache`), as builds that write the build cache do (`--force` too: the code is
         checked against the template's source, so it is never stale); with the cache off they
@@ -476,9 +502,13 @@ class Renderer:
         self.env.globals.update(site=config, vocab=config.vocabularies, icons=icons, sprite=sprite, assets=asset_names,
                                 content_tabs=list(content_tabs), csp=CONTENT_SECURITY_POLICY)
         self.sandboxed = isinstance(self.env, _Sandbox)
-        if self.sandboxed:
+        if isinstance(self.env, _Sandbox):
             self.env.bound_filters()
         self._over_budget: Diagnostic | None = None   # the first page that went past its budget
+
+    def set_assets(self, asset_names: dict[str, str]) -> None:
+        """The assets' names of this build (a renderer kept from the last build has its names)."""
+        self.env.globals["assets"] = asset_names
 
     def render(self, page: Page) -> bytes:
         # a 404 page is served at any address, so only absolute paths work there
@@ -494,7 +524,7 @@ class Renderer:
                 return (root + target) if (root + target) else "./"
             path, hash_, fragment = target.partition("#")
             parts = _plain_parts(path) if type(target) is str and here_parts is not None else None
-            if parts is None:
+            if parts is None or here_parts is None:   # (parts is None when here_parts is)
                 relative = posixpath.relpath(path or ".", here if here != "." else ".")
             else:  # what relpath gives for plain relative paths, without its two abspath calls
                 shared = 0
@@ -530,10 +560,12 @@ class Renderer:
     def _render_within_budget(self, page: Page, **names) -> str:
         """A sandboxed page, within its budget of time, memory and output (PAGE_CPU_SECONDS)."""
         limit = _limit_memory()
+        sandbox = self.env
+        assert isinstance(sandbox, _Sandbox)   # only a theme's templates run under a budget
         try:
-            self.env.start_page()
-            template = self.env.get_template(page.template)
-            stream = template.generate(page=page, **names, **page.context)
+            sandbox.start_page()
+            template = sandbox.get_template(page.template)
+            stream = cast(Generator[str, None, None], template.generate(page=page, **names, **page.context))
             parts = []
             size = 0
             for part in stream:
@@ -604,7 +636,7 @@ def derived_faq(loaded: LoadedEntry, config: SiteConfig) -> list[tuple[str, str]
     systems = config.vocabularies.systems
     fixed = [a for a in entry.affected if a.fixed]
     if fixed:   # the Affected table lists the ranges; the FAQ answers the question readers ask
-        parts = []
+        parts: list[str] = []
         for a in fixed:
             name = systems[a.system].title if a.system in systems else a.system
             note = " ".join(a.note.split()) if a.note else ""
@@ -693,24 +725,32 @@ def entry_json_ld(loaded: LoadedEntry, config: SiteConfig, url: str) -> list[dic
 
 # -- the pages of a site ------------------------------------------------------------------------
 
+def entry_links(entry_id: str, related: tuple, cards: dict[str, Card],
+                incoming: dict[str, list[tuple[str, str]]]) -> tuple[list[tuple[str, Card]], int]:
+    """What an entry page shows of the entries it links with: (relation, card) for its own links
+    (`related`: its (id, relation) pairs), then for the links other entries make to it; and how
+    many of them are its own."""
+    own = [(relation, cards[target]) for target, relation in related if target in cards]
+    own_links = {target for target, _relation in related}
+    backlinks = [(_inverse(relation), cards[other]) for other, relation in incoming.get(entry_id, [])
+                 if other not in own_links and other in cards]
+    return own + backlinks, len(own)
+
+
 def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
                incoming: dict[str, list[tuple[str, str]]]) -> Page:
-    """The page of one entry. Depends on the entry and the titles of the entries it links with."""
+    """The page of one entry. Depends on the entry and the cards of the entries it links with."""
     entry = loaded.entry
     base = config.base_url
     faq_own = [(q.question, q.answer) for q in entry.faq]
     faq_derived = derived_faq(loaded, config)
-    related = [(rel.relation, cards[rel.id]) for rel in entry.related if rel.id in cards]
-    own_links = {r.id for r in entry.related}
-    backlinks = [(_inverse(relation), cards[other]) for other, relation in incoming.get(entry.id, [])
-                 if other not in own_links and other in cards]
+    links, own = entry_links(entry.id, tuple((r.id, r.relation) for r in entry.related), cards, incoming)
     url = base + f"entries/{entry.id}/"
     return Page(
         path=f"entries/{entry.id}/index.html", template="entry.html", title=entry.title,
         description=plain(entry.summary),
         context={"loaded": loaded, "entry": entry, "faq_own": faq_own, "faq_derived": faq_derived,
-                 "links": related + backlinks, "link_groups": _group_links(related + backlinks, len(related),
-                                              tuple(config.vocabularies.severities)),
+                 "links": links, "link_groups": _group_links(links, own, tuple(config.vocabularies.severities)),
                  "canonical": url,
                  "json_ld": entry_json_ld(loaded, config, url),
                  "edit_url": f"{config.repository.rstrip('/')}/edit/{config.branch}/{loaded.path}",
@@ -757,39 +797,47 @@ def _inverse(relation: str) -> str:
     return {"caused-by": "causes", "causes": "caused-by"}.get(relation, relation)
 
 
-def incoming_links(catalog: Catalog) -> dict[str, list[tuple[str, str]]]:
-    """entry id → [(id of an entry that links to it, relation)]."""
+def incoming_links(related: dict[str, tuple]) -> dict[str, list[tuple[str, str]]]:
+    """entry id → [(id of an entry that links to it, relation)], from each entry's (id, relation)
+    links (`catalog.related_of`), by id in order."""
     incoming: dict[str, list[tuple[str, str]]] = {}
-    for other_id, other in catalog.entries.items():
-        for rel in other.entry.related:
-            incoming.setdefault(rel.id, []).append((other_id, rel.relation))
+    for other_id, links in related.items():
+        for target, relation in links:
+            incoming.setdefault(target, []).append((other_id, relation))
     return incoming
 
 
-def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage],
-                    study: list[Report] | None = None, lists: set[str] | None = None) -> list[Page]:
-    """Home, lists, hubs, coverage, frequency, search, diagnose, content pages, 404: built from
-    cards (and the study's rows) only. `lists`: only these category, tag and system lists
-    (`card_lists`), for a rebuild that knows which lists a changed card is on; the other pages
-    are planned as always."""
+@dataclass(frozen=True)
+class CardLists:
+    """Which cards each list shows, by id and in order, and the counts the home and coverage
+    pages show: all `aggregate_pages` reads of the cards besides the cards themselves. A
+    function of each card's `place` alone (an edit of a card's summary leaves it as it is)."""
+
+    every: tuple[str, ...]                            # most severe first, then by title
+    by_category: dict[str, tuple[str, ...]]
+    by_system: dict[str, tuple[tuple[str, str], ...]]   # (phase, id), grouped by phase
+    by_tag: dict[str, tuple[str, ...]]
+    recent: tuple[str, ...]
+    counts: dict
+
+
+def card_lists(config: SiteConfig, cards: dict[str, Card]) -> CardLists:
     vocab = config.vocabularies
-    base = config.base_url
     severity_order = {k: i for i, k in enumerate(vocab.severities)}
     # most severe first, then by title: sorted once, so that every list taken from it in order is
     # sorted too (the sort is stable: ties stay in id order, as sorting each list would leave them)
     every = sorted(cards.values(), key=lambda c: (severity_order[c.severity], c.title.lower()))
 
-    counts = {
+    counts: dict[str, Any] = {
         "categories": {k: 0 for k in vocab.categories}, "systems": {k: 0 for k in vocab.systems},
         "tags": {k: 0 for k in vocab.tags}, "phases": {k: 0 for k in vocab.phases},
         "severities": {k: 0 for k in vocab.severities},
         "matrix": {s: {p: 0 for p in vocab.phases} for s in vocab.systems},
     }
-    by_category: dict[str, list[Card]] = {k: [] for k in vocab.categories}
+    by_category: dict[str, list[str]] = {k: [] for k in vocab.categories}
     by_system: dict[str, list[Card]] = {k: [] for k in vocab.systems}
-    by_tag: dict[str, list[Card]] = {k: [] for k in vocab.tags}
-    # one pass over every card, with each table bound to a name (a rebuild in place plans the
-    # lists of 10,000 cards in the time it has for a whole edit)
+    by_tag: dict[str, list[str]] = {k: [] for k in vocab.tags}
+    # one pass over every card, with each table bound to a name
     of_category, of_phase, of_severity = counts["categories"], counts["phases"], counts["severities"]
     of_system, of_tag, matrix = counts["systems"], counts["tags"], counts["matrix"]
     for c in every:
@@ -797,23 +845,50 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         of_category[category] += 1
         of_phase[phase] += 1
         of_severity[c.severity] += 1
-        by_category[category].append(c)
+        by_category[category].append(c.id)
         for s in c.systems:
             of_system[s] += 1
             matrix[s][phase] += 1
             by_system[s].append(c)
         for t in c.tags:
             of_tag[t] += 1
-            by_tag[t].append(c)
-    total = len(every)
+            by_tag[t].append(c.id)
+    phase_order = {p: i for i, p in enumerate(vocab.phases)}
+    # each system's cards grouped by phase, most severe first within one (a stable sort)
+    systems = {key: tuple(sorted(((c.phase, c.id) for c in found), key=lambda row: phase_order[row[0]]))
+               for key, found in by_system.items()}
     recent = heapq.nlargest(config.recent, every, key=lambda c: (c.reviewed, c.id))   # ids are unique: as a sort
+    return CardLists(tuple(c.id for c in every), {k: tuple(v) for k, v in by_category.items()}, systems,
+                     {k: tuple(v) for k, v in by_tag.items()}, tuple(c.id for c in recent), counts)
+
+
+def lists_key(config: SiteConfig, cards: dict[str, Card]) -> str:
+    """What `card_lists` is made from, hashed: each card's `place` and the settings it reads."""
+    import hashlib
+
+    digest = hashlib.sha256(repr((config.vocabularies, config.recent)).encode())
+    digest.update("".join([card.place for card in cards.values()]).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[ContentPage],
+                    study: list[Report] | None = None, lists: CardLists | None = None) -> list[Page]:
+    """Home, lists, hubs, coverage, frequency, search, diagnose, content pages, 404: built from
+    cards (and the study's rows) only. `lists`: their `card_lists`, when made already."""
+    vocab = config.vocabularies
+    base = config.base_url
+    lists = lists or card_lists(config, cards)
+    counts = lists.counts
+    every = [cards[i] for i in lists.every]
+    total = len(every)
+    recent = Cards([cards[i] for i in lists.recent])
     size = config.page_size
     planned = [Page("index.html", "home.html", config.title, config.description,
                     {"recent": recent, "counts": counts, "total": total, "canonical": base})]
     # the entries index: most severe first; once it runs over several pages, each page names the
     # page where every severity begins, and the first page keeps the #severity-<key> anchors that
     # entry pages link to (on the item of a severity that begins further on)
-    begins = {}
+    begins: dict[str, int] = {}
     for n, c in enumerate(every):
         begins.setdefault(c.severity, n // size)
     for number, (directory, cards_here, pager) in enumerate(_paged("entries/", every, size)):
@@ -822,26 +897,23 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
             if pager else []
         planned.append(Page(directory + "index.html", "entries.html", _numbered("All entries", pager),
                             _numbered(f"All {total} entries.", pager),
-                            {"by_severity": [(key, term, [c for c in cards_here if c.severity == key])
+                            {"by_severity": [(key, term, Cards([c for c in cards_here if c.severity == key]))
                                              for key, term in vocab.severities.items()],
                              "total": total, "pager": pager, "starts": starts, "canonical": base + directory}))
-    for folder, key, heading, term, items in (
-            [("categories", key, term.title, term, by_category[key]) for key, term in vocab.categories.items()] +
-            [("tags", key, f"Tag: {term.title}", term, by_tag[key]) for key, term in vocab.tags.items()]):
-        if lists is not None and f"{folder}/{key}" not in lists:
-            continue
+    for folder, key, heading, term, ids in (
+            [("categories", key, term.title, term, lists.by_category[key]) for key, term in vocab.categories.items()] +
+            [("tags", key, f"Tag: {term.title}", term, lists.by_tag[key]) for key, term in vocab.tags.items()]):
+        items = [cards[i] for i in ids]
         for directory, cards_here, pager in _paged(f"{folder}/{key}/", items, size):
             planned.append(Page(directory + "index.html", "list.html", _numbered(heading, pager), term.description,
-                                {"heading": heading, "intro": term.description, "items": cards_here,
+                                {"heading": heading, "intro": term.description, "items": Cards(cards_here),
                                  "total": len(items), "pager": pager, "canonical": base + directory},
                                 sitemap=folder == "categories" or bool(items)))
     for key, term in vocab.systems.items():
-        if lists is not None and f"systems/{key}" not in lists:
-            continue
         # grouped by phase, most severe first within one: paged in that order, and each page's
         # phase links go to the page where the phase begins
-        rows = [(p, c) for p in vocab.phases for c in by_system[key] if c.phase == p]
-        first = {}
+        rows = [(p, cards[i]) for p, i in lists.by_system[key]]
+        first: dict[str, int] = {}
         for n, (p, _c) in enumerate(rows):
             first.setdefault(p, n // size)
         phase_counts = {p: 0 for p in vocab.phases}
@@ -850,9 +922,9 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
         for number, (directory, rows_here, pager) in enumerate(_paged(f"systems/{key}/", rows, size)):
             nav = [(p, vocab.phases[p], phase_counts[p],
                     None if first[p] == number else _page_directory(f"systems/{key}/", first[p])) for p in first]
-            by_phase = [(p, phase, [c for q, c in rows_here if q == p]) for p, phase in vocab.phases.items()]
+            by_phase = [(p, phase, Cards([c for q, c in rows_here if q == p])) for p, phase in vocab.phases.items()]
             planned.append(Page(directory + "index.html", "system.html", _numbered(term.title, pager), term.description,
-                                {"system_key": key, "system": term, "items": [c for _p, c in rows_here], "total": len(rows),
+                                {"system_key": key, "system": term, "items": Cards([c for _p, c in rows_here]), "total": len(rows),
                                  "phase_nav": nav,
                                  "by_phase": [group for group in by_phase if group[2]], "pager": pager,
                                  "canonical": base + directory}))
@@ -876,11 +948,6 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     return planned
 
 
-def card_lists(card: Card) -> set[str]:
-    """The category, tag and system lists a card is on, as `aggregate_pages` names them."""
-    return {f"categories/{card.category}", *(f"tags/{t}" for t in card.tags), *(f"systems/{s}" for s in card.systems)}
-
-
 def _page_directory(directory: str, number: int) -> str:
     """The folder of page `number` (from 0) of a list whose first page is `directory`."""
     return directory if number == 0 else f"{directory}page/{number + 1}/"
@@ -893,7 +960,7 @@ def _paged(directory: str, items: list, size: int) -> list[tuple[str, list, dict
     count = max(1, -(-len(items) // size))
     if count == 1:
         return [(directory, items, None)]
-    pages = []
+    pages: list[tuple[str, list, dict | None]] = []
     for number in range(count):
         shown = sorted({0, count - 1, *range(max(0, number - 2), min(count, number + 3))})
         links: list[tuple[int | None, str | None]] = []
@@ -933,9 +1000,11 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
     classified = [c for c in overall if c.failure not in UNCLASSIFIED]
     covered = sum(c.count for c in classified if c.failure in cards)
     systems = [(key, term, tallies[key]) for key, term in config.vocabularies.systems.items() if key in tallies]
+    named = {c.failure for c in overall} | {c.failure for _key, _term, rows in systems for c in rows}
     return Page("frequency/index.html", "frequency.html", "What people hit",
                 f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
-                {"overall": overall, "systems": systems, "threads": len(study), "cards": cards,
+                {"overall": overall, "systems": systems, "threads": len(study),
+                 "cards": {failure: cards[failure] for failure in sorted(named) if failure in cards},
                  "unclassified": UNCLASSIFIED,
                  "classified": sum(c.count for c in classified), "covered": covered,
                  "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],

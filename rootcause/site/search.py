@@ -13,11 +13,12 @@ A query fetches the manifest, one shard per query token and the doc shards of th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
 from collections import defaultdict
-from itertools import accumulate
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,33 +155,108 @@ def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str], ba
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
 
 
-def build_search_files(catalog: Catalog, keep: dict | None = None, release: bool = False) -> dict[str, bytes]:
-    """{relative path: bytes} of every search file; shard names carry a content hash. `keep`, if
-    given, receives what a rebuild needs to rewrite only the shards one entry touches: the entry
-    order, the term weights by shard key and the shard names by shard key. `release`: the
-    entries' own weights are not needed afterwards (`term_weights`)."""
-    entries = sorted(catalog.entries.values(), key=search_key)
-    n = len(entries)
-    grouped = term_weights(entries, release)
+#: entries per part of the index that `serve` memoises apart: an edit regroups the terms of its
+#: part, and scores again the two-character groups whose postings changed
+PART = 256
+
+
+def search_row(loaded) -> tuple[tuple, list]:
+    """An entry's place in the index's numbering (`search_key`) and its row in a doc shard."""
+    e = loaded.entry
+    return search_key(loaded), doc_row(e.id, e.title, plain(e.summary), e.severity, e.category)
+
+
+def build_search_files(catalog: Catalog, release: bool = False, kept=None,
+                       digests: dict[str, str] | None = None) -> dict[str, bytes]:
+    """{relative path: bytes} of every search file; shard names carry a content hash. `release`:
+    the entries' own weights are not needed afterwards (`term_weights`). `kept` (`serve`'s
+    `memo.Kept`): each entry's row and terms, each part of the numbering's grouped terms and
+    each group's shards are memoised there. `digests` gets the `write.file_digest` of the files
+    whose hash is known already."""
+    from ..memo import per_entry
+
+    rows = {entry_id: per_entry(kept, "search-row", loaded, search_row) for entry_id, loaded in catalog.entries.items()}
+    order = sorted(rows, key=lambda entry_id: rows[entry_id][0])
+    n = len(order)
+    if kept is not None and all(loaded.source_key for loaded in catalog.entries.values()):
+        shards = _memoised_shards(kept, catalog, order)
+    else:
+        grouped = term_weights([catalog.entries[entry_id] for entry_id in order], release)
+        shards = {key: _named(term_shards(grouped[key], key, n)) for key in grouped}
     files: dict[str, bytes] = {}
     shard_names: dict[str, str] = {}
-    names_by_group: dict[str, dict[str, str]] = {}
-    for key in sorted(grouped):
-        for shard, data in sorted(term_shards(grouped[key], key, n).items()):
-            name = shard_path(shard, data)
+    for key in sorted(shards):
+        for shard, (data, name, digest) in sorted(shards[key].items()):
             files[name] = data
-            shard_names[shard] = names_by_group.setdefault(key, {})[shard] = name[len("search/"):]
+            shard_names[shard] = name[len("search/"):]
+            if digests is not None:
+                digests[name] = digest
     doc_shards = []
     for start in range(0, n, DOCS_PER_SHARD):
-        rows = [doc_row(l.entry.id, l.entry.title, plain(l.entry.summary), l.entry.severity, l.entry.category)
-                for l in entries[start:start + DOCS_PER_SHARD]]
-        name, data = doc_shard(start // DOCS_PER_SHARD, rows)
+        name, data = doc_shard(start // DOCS_PER_SHARD, [rows[entry_id][1] for entry_id in order[start:start + DOCS_PER_SHARD]])
         files[name] = data
         doc_shards.append(name[len("search/"):])
     files[MANIFEST] = manifest_file(n, shard_names, doc_shards, catalog.config.base_url)
-    if keep is not None:
-        keep.update(order=[l.entry.id for l in entries], weights=grouped, shards=names_by_group, doc_shards=doc_shards)
     return files
+
+
+def _named(shards: dict[str, bytes]) -> dict[str, tuple[bytes, str, str]]:
+    """Each shard's bytes with its path (`shard_path`) and `write.file_digest`, from one hash."""
+    named = {}
+    for shard, data in shards.items():
+        digest = hashlib.sha256(data).hexdigest()
+        named[shard] = (data, f"search/t/{shard}.{digest[:10]}.json", digest[:32])
+    return named
+
+
+def _memoised_shards(kept, catalog: Catalog, order: list[str]) -> dict[str, dict[str, tuple[bytes, str, str]]]:
+    """`term_shards` of every two-character group, memoised: the numbering is cut into parts of
+    PART entries, each part's terms grouped (`term_weights`) and kept as `marshal` bytes by the
+    entries' record keys; a group's shards are kept by the hashes of its parts' postings. An
+    edit of one entry groups one part again and scores the groups whose postings it changed."""
+    import marshal
+
+    from ..entries.catalog import weights_record
+    from ..memo import per_entry
+
+    n = len(order)
+    parts: list[dict[str, tuple[bytes, bytes]]] = []
+    for start in range(0, n, PART):
+        ids = order[start:start + PART]
+        key = hashlib.sha256(repr((start, [catalog.entries[i].source_key for i in ids])).encode()).hexdigest()
+
+        def group(start=start, ids=ids) -> dict[str, tuple[bytes, bytes]]:
+            weights = {start + k: marshal.loads(per_entry(kept, "weights", catalog.entries[entry_id], weights_record))
+                       for k, entry_id in enumerate(ids)}
+            grouped: dict[str, dict[str, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
+            for number, own in weights.items():
+                for token, weight in own.items():
+                    grouped[token[:2]][token][number] = weight
+            out = {}
+            for g, tokens_ in grouped.items():
+                body = marshal.dumps({token: dict(docs) for token, docs in tokens_.items()})
+                out[g] = (hashlib.blake2b(body, digest_size=16).digest(), body)
+            return out
+
+        parts.append(kept.memoised("search-part", key, group))
+        kept.touch("weights", [catalog.entries[i].source_key for i in ids])   # for the next time this part changes
+    holders: dict[str, list[int]] = defaultdict(list)
+    for p, part in enumerate(parts):
+        for g in part:
+            holders[g].append(p)
+    shards = {}
+    for g, held in holders.items():
+        key = hashlib.sha256(f"{n}\0{g}\0{held}\0".encode() + b"".join([parts[p][g][0] for p in held])).hexdigest()
+
+        def score(g=g, held=held) -> dict[str, tuple[bytes, str, str]]:
+            merged: dict[str, dict[int, float]] = {}
+            for p in held:
+                for token, docs in marshal.loads(parts[p][g][1]).items():
+                    merged.setdefault(token, {}).update(docs)
+            return _named(term_shards(merged, g, n))
+
+        shards[g] = kept.memoised("search-group", key, score)
+    return shards
 
 
 def signature_parts(loaded) -> tuple[bytes, bytes | None]:
@@ -203,25 +279,16 @@ def consequences_of(related: dict[str, list[tuple[str, str]]]) -> dict[str, list
     return {cause: sorted(ids) for cause, ids in sorted(found.items())}
 
 
-def consequences_in(signature_file: bytes) -> dict[str, list[str]]:
-    """The declared consequences a signatures.json holds (its first member, keys being sorted:
-    read without parsing the 13 MB after it at 10,000 entries); {} when it is not laid out so
-    (`splice_signature_file` then refuses the file, its top being checked whole)."""
-    head = b'{"consequences":'
-    end = signature_file.find(b',"decoration":', len(head))
-    if not signature_file.startswith(head) or end < 0:
-        return {}
-    try:
-        found = jsonbytes.loads(signature_file[len(head):end])
-    except ValueError:
-        return {}
-    return found if isinstance(found, dict) else {}
-
-
 def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     """signatures.json's members besides the entries and their signatures, as JSON text. Keys are
     written sorted and `consequences_in` reads the file's head: a new key must sort after
     "decoration", so that "consequences" stays first and "decoration" second."""
+    return {**_rules_top(), "consequences": _dump(consequences)}
+
+
+@functools.cache
+def _rules_top() -> dict[str, bytes]:
+    """`_signature_top` but the consequences: the code's own rules, dumped once per process."""
     top = {
         "version": 2,   # 2: entry rows are mappings read by name (`matching.rows`)
         "rules": rules_for_javascript(),
@@ -239,7 +306,6 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
         "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,
         "frame_gap": FRAME_GAP,
-        "consequences": consequences,
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
@@ -248,115 +314,16 @@ def _signature_top(consequences: dict[str, list[str]]) -> dict[str, bytes]:
     return {key: _dump(value) for key, value in top.items()}
 
 
-def _entry_item(entry_id: str, row: bytes) -> bytes:
-    return b'"' + entry_id.encode() + b'":' + row   # ids are kebab-case: nothing to escape
-
-
 def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
     """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
     from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
-    once, so that a rebuild can replace one entry's parts without touching the rest
-    (`splice_signature_file`)."""
+    once (each entry's parts are made once, where the entry is checked)."""
     ids = sorted(parts)
     values = _signature_top(consequences)
-    values["signatures"] = b"[" + b",".join(parts[i][0] for i in ids if parts[i][0]) + b"]"
-    values["entries"] = b"{" + b",".join(_entry_item(i, parts[i][1]) for i in ids if parts[i][1] is not None) + b"}"
+    values["signatures"] = b"[" + b",".join([signed for i in ids if (signed := parts[i][0])]) + b"]"
+    values["entries"] = b"{" + b",".join([b'"' + i.encode() + b'":' + row for i in ids
+                                          if (row := parts[i][1]) is not None]) + b"}"   # ids are kebab-case
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
-
-
-def signature_layout(parts: dict[str, tuple[bytes, bytes | None]]) -> dict[str, list]:
-    """How long each entry's share of signatures.json is, by id in sorted order: the length of its
-    signatures (0: none) and of its row (-1: none). What `splice_signature_file` needs to find
-    an entry's parts in the file without parsing it."""
-    ids = sorted(parts)
-    return {"ids": ids, "sigs": [len(parts[i][0]) for i in ids],
-            "rows": [len(parts[i][1]) if parts[i][1] is not None else -1 for i in ids]}
-
-
-def splice_signature_file(old: bytes, layout: dict[str, list], old_consequences: dict[str, list[str]],
-                          consequences: dict[str, list[str]], changed: dict[str, tuple[bytes, bytes | None]]
-                          ) -> tuple[bytes, dict[str, tuple[bytes, bytes | None]]] | None:
-    """signatures.json with the `changed` entries' parts put in place of their old ones: `old`
-    cut where `layout` (the old parts' lengths) and the old consequences say each part is, and
-    joined again around the new parts; the same bytes as `assemble_signature_file` of the new
-    parts. Returns it and the changed entries' old parts; None when `old` is not laid out as
-    they say, or when an entry gains or loses its signatures or its row (the caller rebuilds).
-
-    Every item's end is checked (a comma after each, the bracket after the last), at 10,000
-    entries 20,000 places: their offsets are summed and the bytes there gathered in C."""
-    ids, sig_lengths, row_lengths = layout["ids"], layout["sigs"], layout["rows"]
-    values = _signature_top(old_consequences)
-    keys = sorted([*values, "entries", "signatures"])
-    # each entry's item in the two members, by its place in `ids` (-1: it has none there)
-    item_lengths = {"entries": [len(i) + 3 + n if n >= 0 else -1 for i, n in zip(ids, row_lengths)],
-                    "signatures": [n if n > 0 else -1 for n in sig_lengths]}
-    present = {key: [n for n in items if n >= 0] for key, items in item_lengths.items()}   # in file order
-    lengths = {key: 2 + sum(items) + max(0, len(items) - 1) for key, items in present.items()}
-    if old[:1] != b"{":
-        return None
-    at, starts = 1, {}
-    for n, key in enumerate(keys):
-        name = _dump(key) + b":"
-        if old[at:at + len(name)] != name:
-            return None
-        at += len(name)
-        starts[key] = at
-        length = lengths[key] if key in lengths else len(values[key])
-        if key not in lengths and old[at:at + length] != values[key]:
-            return None
-        at += length
-        if old[at:at + 1] != (b"}" if n == len(keys) - 1 else b","):
-            return None
-        at += 1
-    if at != len(old):
-        return None
-    number = {entry_id: n for n, entry_id in enumerate(ids) if entry_id in changed} if changed else {}
-    if len(number) != len(changed):
-        return None
-    view = memoryview(old)   # the unchanged runs are joined from here, not copied first
-    previous: dict[str, list] = {i: [b"", None] for i in changed}
-    pieces: dict[str, list] = {}
-    for key, part, opening, closing in (("entries", 1, b"{", b"}"), ("signatures", 0, b"[", b"]")):
-        start, end = starts[key], starts[key] + lengths[key]
-        if old[start:start + 1] != opening or old[end - 1:end] != closing:
-            return None
-        items, lengths_here = item_lengths[key], present[key]
-        # where each item ends: the first after the opening bracket, each next one after a comma
-        ends = list(accumulate([n + 1 for n in lengths_here], initial=start))[1:]
-        if lengths_here and bytes(map(old.__getitem__, ends)) != b"," * (len(lengths_here) - 1) + closing:
-            return None   # not where the layout says the items end
-        # the place of each changed entry's item among the items present
-        rank = {entry_id: n - items[:n].count(-1) for entry_id, n in number.items() if items[n] >= 0}
-        body, cut = [view[start:start + 1]], start + 1   # the bracket kept, each item then its comma
-        for entry_id in sorted(rank, key=rank.__getitem__):
-            k = rank[entry_id]
-            place, stop = ends[k] - lengths_here[k], ends[k]
-            old_part = old[place:stop]
-            new_part = changed[entry_id][part]
-            if new_part is None or (part == 0 and not new_part):
-                return None
-            if part == 1:
-                head = _entry_item(entry_id, b"")
-                if not old_part.startswith(head):
-                    return None
-                previous[entry_id][1] = old_part[len(head):]
-                new_part = _entry_item(entry_id, new_part)
-            else:
-                previous[entry_id][0] = old_part
-            body += [view[cut:place], new_part]
-            cut = stop
-        body.append(view[cut:end])
-        pieces[key] = body
-    for entry_id, (sigs, row) in changed.items():
-        if bool(previous[entry_id][0]) != bool(sigs) or (previous[entry_id][1] is None) != (row is None):
-            return None
-    new_values = _signature_top(consequences)
-    segments: list = [b"{"]
-    for n, key in enumerate(keys):
-        segments.append(_dump(key) + b":")
-        segments += pieces[key] if key in pieces else [new_values[key]]
-        segments.append(b"}" if n == len(keys) - 1 else b",")
-    return b"".join(segments), {i: (bytes(p[0]), p[1]) for i, p in previous.items()}
 
 
 def build_signature_file(catalog: Catalog) -> bytes:
@@ -393,7 +360,7 @@ class SearchIndex:
     (without its prefix expansion of the word being typed): the same files, the same scores.
     `diagnose` uses it to offer entries related to an error that no signature explains."""
 
-    def __init__(self, files: dict[str, bytes]):
+    def __init__(self, files: Mapping[str, bytes]):
         self.manifest = jsonbytes.loads(files[MANIFEST])
         self.files = files
 

@@ -1,7 +1,6 @@
-"""What a build depends on, and the keys its caches are filed under: the input files and their
-cheap fingerprint (sizes and modification times), the theme's assets under content-hashed
-names, the version of the code and libraries, and the key of each rendered page. Shared by the
-full build (`builder`) and the rebuild of a few changed entries (`incremental`).
+"""What a build depends on, and the keys its results are memoised under: the input files and
+their cheap fingerprint (sizes and modification times), the theme's assets under content-hashed
+names, the version of the code and libraries, and the key of each rendered page.
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import PACKAGE, RecordStore, code_files, key_of, listing
+from ..cache import RecordStore
+from ..inputs import PACKAGE, code_files, listing
 from ..version import __version__
 from ..errors import RootcauseError, display_path
 from ..files import Refused, bundled_theme, folder_problem, read_regular, walk_regular
@@ -71,41 +71,33 @@ def same_inputs(settings: dict, other: dict) -> bool:
     return all(settings.get(key) == other.get(key) for key in INPUT_KEYS)
 
 
-def input_fingerprints(root: Path, settings: dict, seen: dict | None = None) -> tuple[str, str]:
-    """(A cheap identity of every input: paths, sizes and modification times, no file read, a
-    symbolic link identified as itself, never by what it points at; the same of every input but
-    the entry files: what a rebuild of changed entries requires unchanged), from one walk.
-    `seen`, when given, gets each file's stat key (`cache.stat_key`) by its path, for
-    `cache.Inputs.take` to use instead of a second walk."""
-    every, others = hashlib.blake2b(digest_size=16), hashlib.blake2b(digest_size=16)
-    every.update(f"{__version__}\0True\0".encode())
-    others.update(f"{__version__}\0False\0".encode())
-    entries = os.fspath(root / "entries") + "/"
+def input_fingerprint(root: Path, settings: dict, taken: dict | None = None) -> str:
+    """A cheap identity of every input: paths, sizes and modification times, no file read, a
+    symbolic link identified as itself, never by what it points at (the up-to-date test).
+    `taken` gets each file's stat key (`inputs.key_of`) by path, for a build that follows."""
+    from ..inputs import key_of
+
+    every = hashlib.blake2b(digest_size=16)
+    every.update(f"{__version__}\0".encode())
     lstat = os.lstat
     for path in _input_files(root, settings):
         try:
             stat = lstat(path)
         except OSError:
             continue
-        line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape")
-        if seen is not None:
-            seen[path] = key_of(stat)
-        every.update(line)
-        if not (path.endswith(".yaml") and path.startswith(entries) and "/" not in path[len(entries):]):
-            others.update(line)
-    libraries = _library_folders()
-    every.update(libraries)
-    others.update(libraries)
-    return every.hexdigest(), others.hexdigest()
+        every.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
+        if taken is not None:
+            taken[path] = key_of(stat)
+    every.update(_library_folders())
+    return every.hexdigest()
 
 
 def _library_folders() -> bytes:
     """Python's version and the modification time of the folder each cached library is installed
     in (`LIBRARY_MODULES`, found without importing them): installing, upgrading or removing one
     (Pygments, jinja2, Material's stylesheets) renames its metadata folder there, so the site is
-    not taken as up to date with what the old one made, nor the model of the last build as made
-    by this code. An lstat each: reading the libraries' versions (`build_version`) costs a tenth
-    of a nothing-to-do build."""
+    not taken as up to date with what the old one made. An lstat each: reading the libraries'
+    versions (`build_version`) costs a tenth of a nothing-to-do build."""
     from importlib.util import find_spec
 
     folders = set()
@@ -193,10 +185,10 @@ def build_version() -> str:
     """The version of everything besides the project that a cached entry or page depends on."""
     from importlib import metadata
 
-    from ..cache import code_version
+    from ..inputs import code_version
     from .render import theme_folder
 
-    versions = []
+    versions: list[tuple[str, str | None]] = []
     for name in CACHED_LIBRARIES:
         try:
             versions.append((name, metadata.version(name)))
@@ -233,7 +225,9 @@ def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str
     """Everything besides the page's own context that a page depends on: the code's and the
     bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
     templates, by content. Returns (the stamp of every page, the stamp of the pages that name
-    the entries' signatures file), as digests; equal when every page names that file."""
+    the entries' signatures file), as digests; equal when every page names that file. The
+    first does not depend on the signatures file's name when only `VOLATILE_TEMPLATE` names it
+    (`volatile_only`): then it is the same without that name in `asset_names`."""
     from .render import theme_folder
 
     folders = [root / config.theme / "templates"] if config.theme else []
@@ -241,7 +235,7 @@ def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str
                  for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))
                  if p.is_file() and not p.is_symlink()]
     bundled = [(p.name, p.read_bytes()) for p in sorted((theme_folder() / "templates").glob("*")) if p.is_file()]
-    naming = {Path(name).name for name, text in templates + bundled if VOLATILE_ASSET.encode() in text}
+    naming = _naming(templates + bundled)
     names = dict(asset_names)
     volatile = names.pop(VOLATILE_ASSET, "")
     common = repr((version, config.model_dump_json(), sorted(names.items()),
@@ -251,8 +245,30 @@ def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str
     return (_digest(common) if naming <= {VOLATILE_TEMPLATE} else naming_page), naming_page
 
 
+def _naming(templates: list[tuple[str, bytes]]) -> set[str]:
+    return {Path(name).name for name, text in templates if VOLATILE_ASSET.encode() in text}
+
+
+def volatile_only(root: Path, config) -> bool:
+    """Does no template but `VOLATILE_TEMPLATE` name the signatures file (so that every other
+    page can be keyed and rendered before that file is made)?"""
+    from .render import theme_folder
+
+    folders = ([root / config.theme / "templates"] if config.theme else []) + [theme_folder() / "templates"]
+    templates = [(p.name, p.read_bytes()) for folder in folders if folder.is_dir() for p in sorted(folder.glob("*"))
+                 if p.is_file() and not p.is_symlink()]
+    return _naming(templates) <= {VOLATILE_TEMPLATE}
+
+
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
+
+
+def entry_page_key(stamps: tuple[str, str], loaded, links: list) -> str:
+    """`page_key` of an entry's page, from the entry and its `render.entry_links` alone: what
+    a build computes for every entry, while it makes only the pages it renders."""
+    own = loaded.source_key or loaded.entry.model_dump_json()
+    return _digest(repr((stamps[0], f"entries/{loaded.entry_id}/index.html", loaded.path, own, links)))
 
 
 def page_key(page, stamps: tuple[str, str]) -> str | None:
@@ -260,9 +276,7 @@ def page_key(page, stamps: tuple[str, str]) -> str | None:
     whose text form is not its content)."""
     stamp = stamps[1] if page.template == VOLATILE_TEMPLATE else stamps[0]
     if page.template == "entry.html":
-        loaded = page.context["loaded"]
-        own = loaded.source_key or loaded.entry.model_dump_json()
-        text = repr((stamp, page.path, loaded.path, own, page.context["links"]))
+        return entry_page_key(stamps, page.context["loaded"], page.context["links"])
     else:
         text = repr((stamp, page.path, page.template, page.title, page.description, page.sitemap, page.absolute,
                      sorted(page.context.items())))

@@ -1,9 +1,9 @@
 """Compiled templates kept between processes, in the user's own cache folder.
 
-Compiling the theme's templates costs every fresh process about 50 ms (a rebuild in place of one
-entry at 10,000 entries takes about a second). jinja2 can keep the compiled code
+Compiling the theme's templates costs every fresh process time that a small build notices.
+jinja2 can keep the compiled code
 (`FileSystemBytecodeCache`); it loads it with `marshal` and `pickle`, so whoever can write that
-folder can run code in the next build. That is why it is not `.rootcause-cache/`, which sits in
+folder can run code in the next build. That is why it is never under
 the project, where a pull request could add files: it is `$XDG_CACHE_HOME/rootcause/`
 (`~/.cache/rootcause/` by default), a folder only this user can write, checked to be theirs and
 closed to others before it is used. jinja2 compiles a template again whenever its source differs

@@ -5,9 +5,9 @@ exchange on Linux, two renames elsewhere). Files whose bytes did not change sinc
 are hard-linked from it instead of written again, which keeps rebuilds cheap; a file is reused
 only after its bytes on disk were compared with the new ones, so a file corrupted by hand (or by
 anything else) is written again, and `--force` reuses nothing. The build's state (every file's
-hash, the inputs' fingerprint and when it was written) is kept in the project's cache,
-`.rootcause-cache/build-state-<hash of the output path>`, not in the output folder: the folder
-holds only what is deployed. A build refuses to replace a non-empty folder that is neither
+hash, the inputs' fingerprint and when it was written) is a record of the project's store
+(`cache.RecordStore`, outside the project), not in the output folder: the folder holds only what
+is deployed. A build refuses to replace a non-empty folder that is neither
 recorded there nor has the files every rootcause site has (`LOOKS_BUILT`; the manifest file of
 earlier versions, `.rootcause-build.json`, counts too), refuses the project folder itself or one
 of its parents, and refuses any output path that would land outside the output folder.
@@ -29,10 +29,11 @@ import re
 import shutil
 import stat
 import time
+from typing import Literal
 from pathlib import Path, PurePosixPath
 
 from .. import jsonbytes
-from ..cache import read_cache, write_cache
+from ..cache import RecordStore
 from ..errors import Diagnostic, RootcauseError
 
 #: the manifest file earlier versions wrote into the output folder (now the state is in the cache)
@@ -40,53 +41,38 @@ LEGACY_MANIFEST = ".rootcause-build.json"
 #: files every site rootcause builds has at its top: a folder with all of them is taken as one
 #: this program wrote when the cache that recorded it is gone (deleted, or another checkout's)
 LOOKS_BUILT = ("index.html", "404.html", "entry.schema.json", ".nojekyll", "sitemap.xml", "robots.txt")
-STATE_KIND = "build-state"
 _RENAME_EXCHANGE = 2
 
 
+STATE_RECORDS = "build-state"
+
+
 def state_name(out: Path) -> str:
-    return "build-state-" + hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
+    """The key of the state of the builds into `out`."""
+    return hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
 
 
 def read_manifest(out: Path, root: Path | None = None) -> dict:
-    """The state the last build into `out` left in `root`'s cache ({} if none, or not whole):
+    """The state the last build into `out` left in `root`'s store ({} if none, or not whole):
     {"files": {path: hash}, "inputs": fingerprint, "written_ns": time}. `root` defaults to the
-    output's parent folder (where `write_site` keeps it)."""
+    output's parent folder."""
     root = root if root is not None else out.resolve().parent
-    cached = read_cache(root, state_name(out), STATE_KIND)
-    if cached is None:
-        return {}
+    body = RecordStore(root, STATE_RECORDS).get(state_name(out))
     try:
-        if cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
-            return {}
-        data = jsonbytes.loads(cached.section("state") or b"null")
+        data = jsonbytes.loads(body) if body is not None else None
     except (ValueError, RecursionError):
         return {}
-    finally:
-        cached.close()
-    if not (isinstance(data, dict) and isinstance(data.get("files"), dict) and isinstance(data.get("written_ns"), int)):
+    if not (isinstance(data, dict) and data.get("out") == os.fsdecode(os.fsencode(out.resolve()))
+            and isinstance(data.get("files"), dict) and isinstance(data.get("written_ns"), int)):
         return {}
     return data
 
 
-def write_manifest(out: Path, root: Path | None, manifest: dict, sections: dict[str, bytes] | None = None,
-                   per_record: tuple[str, ...] = (), prune: bool = True) -> bool:
-    """Record the build's state; `sections`: more that a later build reads from the same file
-    (the site model of `incremental`), `per_record` of them checked record by record; `prune`:
-    as `cache.write_cache`."""
+def write_manifest(out: Path, root: Path | None, manifest: dict) -> bool:
+    """Record the build's state in the project's store."""
     root = root if root is not None else out.resolve().parent
-    body = jsonbytes.dumps(manifest, sort_keys=True)
-    return write_cache(root, state_name(out), STATE_KIND, {"out": os.fsdecode(os.fsencode(out.resolve()))},
-                       {"state": body, **(sections or {})}, per_record=per_record, prune=prune)
-
-
-def open_state(out: Path, root: Path):
-    """The last build's state file for `out` (a `cache.CacheFile`, for its other sections), or None."""
-    cached = read_cache(root, state_name(out), STATE_KIND)
-    if cached is not None and cached.header.get("out") != os.fsdecode(os.fsencode(out.resolve())):
-        cached.close()
-        return None
-    return cached
+    body = jsonbytes.dumps(dict(manifest, out=os.fsdecode(os.fsencode(out.resolve()))), sort_keys=True)
+    return RecordStore(root, STATE_RECORDS).put(state_name(out), body)
 
 
 def looks_built(out: Path) -> bool:
@@ -95,8 +81,7 @@ def looks_built(out: Path) -> bool:
 
 def file_digest(data: bytes) -> str:
     """A file's hash as the build state records it: SHA-256 cut to 128 bits. Current x86 and ARM
-    cores compute SHA-256 in hardware (a third faster than BLAKE2b here; a rebuild in place
-    hashes signatures.json twice, 13 MB at 10,000 entries)."""
+    cores compute SHA-256 in hardware (faster than BLAKE2b on them)."""
     return hashlib.sha256(data).hexdigest()[:32]
 
 
@@ -119,8 +104,14 @@ def check_output_folder(out: Path, root: Path, state: dict | None = None) -> lis
     return []
 
 
+#: a plain relative path: segments of anything but a slash, a backslash or NUL, none of them "." or ".."
+_PLAIN = re.compile(r"(?!\.\.?(?:/|$))[^/\\\x00]+(?:/(?!\.\.?(?:/|$))[^/\\\x00]+)*")
+
+
 def safe_relative(path: str) -> str:
     """Refuse absolute paths, '..' and other ways out of the output folder."""
+    if type(path) is str and _PLAIN.fullmatch(path):
+        return path   # as `PurePosixPath(path).as_posix()` gives it, without making one per file
     pure = PurePosixPath(path)
     if pure.is_absolute() or not pure.parts or any(part in ("..", "") for part in pure.parts) or "\\" in path:
         raise RootcauseError([Diagnostic(path, 1, 1, "E050", "refusing to write outside the output folder",
@@ -213,7 +204,7 @@ class OutputLock:
         self.fd = fd
         return self
 
-    def __exit__(self, *_exc) -> bool:
+    def __exit__(self, *_exc) -> Literal[False]:
         if self.fd is not None:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
@@ -237,7 +228,7 @@ def _alive(pid: int) -> bool:
 def remove_leftovers(out: Path) -> list[Path]:
     """Staging (and half-swapped old) folders of `out` left by builds that were killed: removed
     when their process is gone. Called with the output's lock held."""
-    removed = []
+    removed: list[Path] = []
     try:
         siblings = list(os.scandir(out.parent))
     except OSError:
@@ -282,21 +273,22 @@ class SiteWriter:
         self._dirs.add(self.staging)
         return self
 
-    def __exit__(self, kind, *_exc) -> bool:
+    def __exit__(self, kind, *_exc) -> Literal[False]:
         if kind is not None:
             shutil.rmtree(self.staging, ignore_errors=True)
         return False
 
-    def add(self, path: str, data: bytes) -> None:
-        self.record(path, *self.put(path, data))
+    def add(self, path: str, data: bytes, digest: str | None = None) -> None:
+        self.record(path, *self.put(path, data, digest))
 
-    def put(self, path: str, data: bytes) -> tuple[str, bool]:
+    def put(self, path: str, data: bytes, digest: str | None = None) -> tuple[str, bool]:
         """Write one file into the staging folder, or link the last build's copy when it holds
         these bytes; returns (its hash, linked). Safe in a forked render worker, which writes
         its own pages and sends only this back to `record`. A path already in the staging folder
-        is E050: the file there is never opened again (it may be a link to the last build's)."""
+        is E050: the file there is never opened again (it may be a link to the last build's).
+        `digest`: the bytes' `file_digest`, when the caller has it."""
         relative = safe_relative(path)
-        digest = file_digest(data)
+        digest = digest or file_digest(data)
         target = self.staging / relative
         try:
             if target.parent not in self._dirs:
@@ -366,6 +358,99 @@ class SiteWriter:
         return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": file_clock(self.out)}
 
 
+class InPlaceWriter:
+    """`SiteWriter`'s interface, writing into the output folder itself: what `serve` uses when
+    the output is as its last build left it (`output_intact`, against the state that build
+    kept in memory). A file whose hash is the one the last build wrote there is left alone,
+    unread (`put`, or `keep` when the caller knows the hash without the bytes); any other is
+    written beside its place and renamed into it, so that a page being served is the old one
+    or the new one, never half of either; `commit` removes the files the build no longer makes.
+    A build that fails while writing leaves a mix of old and new files: the caller then forgets
+    the state, and its next build writes a whole new folder (`SiteWriter`)."""
+
+    def __init__(self, out: Path, previous: dict[str, str]):
+        self.out = out.resolve()
+        self.previous = previous
+        self.touched = False   # a file of the output replaced or removed (also by a forked worker: see `put`)
+        self.digests: dict[str, str] = {}
+        self.written = self.reused = 0
+        self._dirs: set[Path] = set()
+
+    def __enter__(self) -> "InPlaceWriter":
+        return self
+
+    def __exit__(self, *_exc) -> Literal[False]:
+        return False
+
+    def add(self, path: str, data: bytes, digest: str | None = None) -> None:
+        self.record(path, *self.put(path, data, digest))
+
+    def put(self, path: str, data: bytes, digest: str | None = None) -> tuple[str, bool]:
+        relative = safe_relative(path)
+        digest = digest or file_digest(data)
+        if self.previous.get(relative) == digest:
+            return digest, True
+        target = self.out / relative
+        temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
+        self.touched = True   # (in a worker, its parent learns it from `record`)
+        try:
+            if target.parent not in self._dirs:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(target.parent)
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC |
+                         getattr(os, "O_NOFOLLOW", 0), 0o644)
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, target)
+        except OSError as exc:
+            raise _unwritable(self.out, exc) from None
+        return digest, False
+
+    def keep(self, path: str, digest: str) -> None:
+        """A file the last build wrote with this hash (its path checked then), left as it is."""
+        if path in self.digests:
+            raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
+                                             "rename one of the pages or assets")])
+        self.digests[path] = digest
+        self.reused += 1
+
+    def discard(self, path: str) -> None:
+        """Nothing to undo: a file is replaced whole or not at all."""
+
+    def record(self, path: str, digest: str, linked: bool) -> None:
+        relative = safe_relative(path)
+        self.touched = self.touched or not linked
+        if relative in self.digests:
+            raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
+                                             "rename one of the pages or assets")])
+        self.digests[relative] = digest
+        if linked:
+            self.reused += 1
+        else:
+            self.written += 1
+
+    def commit(self, extra: dict | None = None) -> dict:
+        """Remove what the last build wrote and this one did not (and the folders that leaves
+        empty); returns the state to record."""
+        for relative in sorted(set(self.previous) - set(self.digests)):
+            self.touched = True
+            target = self.out / relative
+            try:
+                os.unlink(target)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise _unwritable(self.out, exc) from None
+            folder = target.parent
+            while folder != self.out:
+                try:
+                    os.rmdir(folder)
+                except OSError:
+                    break
+                folder = folder.parent
+        return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": file_clock(self.out)}
+
+
 def file_clock(out: Path) -> int:
     """Now, by the clock the file system stamps files with (a probe file's modification time):
     every file written before has a time at or before it. `time.time_ns()` reads a finer clock,
@@ -383,49 +468,8 @@ def file_clock(out: Path) -> int:
         return time.time_ns()
 
 
-def update_in_place(out: Path, manifest: dict, changed: dict[str, bytes], removed: set[str],
-                    digests: dict[str, str] | None = None) -> dict:
-    """Write the few files of a rebuild into the site itself, each one whole (a temporary file
-    renamed over the old), delete `removed`, and return the new state. The caller holds the
-    output's lock and made sure the site is as `manifest` says. Only the files are atomic, not
-    the set: a build killed half-way leaves files newer than the recorded state, which the next
-    build sees (`output_intact`) and answers with a full build."""
-    out = out.resolve()
-    files = dict(manifest["files"])
-    try:
-        for path, data in sorted(changed.items()):
-            relative = safe_relative(path)
-            target = out / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) |
-                         getattr(os, "O_CLOEXEC", 0), 0o644)
-            with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
-            os.replace(temporary, target)
-            files[relative] = digests[path] if digests and path in digests else file_digest(data)
-        for path in sorted(removed):
-            relative = safe_relative(path)
-            try:
-                os.unlink(out / relative)
-            except FileNotFoundError:
-                pass
-            files.pop(relative, None)
-            folder = (out / relative).parent
-            while folder != out:   # a cold build leaves no empty folder (a list's vanished last page)
-                try:
-                    folder.rmdir()
-                except OSError:
-                    break
-                folder = folder.parent
-    except OSError as exc:
-        raise _unwritable(out, exc) from None
-    # (`write_manifest` records them sorted by path)
-    return {**manifest, "files": files, "written_ns": file_clock(out)}
-
-
 def write_site(out: Path, files: dict[str, bytes], extra: dict | None = None, root: Path | None = None) -> tuple[int, int]:
-    """Replace `out` with exactly `files`, its state kept in `root`'s cache (default: the output's
+    """Replace `out` with exactly `files`, its state kept in `root`'s store (default: the output's
     parent folder). Returns (files written, files reused from the last build)."""
     out = out.resolve()
     with OutputLock(out):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from conftest import SEED_ENTRY, fetch, free_port
 
+from rootcause.memo import Kept
+
 
 def wait_for(predicate, timeout: float = 30.0):
     deadline = time.monotonic() + timeout
@@ -64,7 +66,8 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
                                                                      monkeypatch, capsys):
     """serve's tick (`_rebuild`, once a second and on every change): the up-to-date test is the
     only work done in the server's own process (one walk of the inputs); each build runs in a
-    forked child, so that what it allocates goes with it; a failed build is not tried again, nor
+    forked child over the last build's results, which the server keeps (`memo.Kept`), so that
+    what it allocates goes with it and only its results come back; a failed build is not tried again, nor
     its errors printed again, until an input changes (this project leaves `healthy_logs` to its
     default, which the full reading of site.yml and the quick one name differently)."""
     import os
@@ -82,12 +85,14 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
 
     monkeypatch.setattr(builder, "build", recorded)
     failed: dict = {}
-    assert serve._rebuild(small_project, None, failed) is True
+    kept = Kept()   # the server's: the last build's results, sent back by the child that built
+    assert serve._rebuild(small_project, None, failed, kept) is True
     assert pids.read_text().split() and str(os.getpid()) not in pids.read_text().split()
     assert (small_project / "site" / "index.html").is_file()
+    assert len(kept.tables["entry"]) == len(list((small_project / "entries").glob("*.yaml")))
 
     apart, walk_log = [], tmp_path / "walks"
-    fingerprints = builder.input_fingerprints
+    fingerprints = builder.input_fingerprint
 
     def walking(*args, **kwargs):   # in this process or in a build's child: counted in a file
         with open(walk_log, "a") as out:
@@ -97,29 +102,30 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     def walks() -> int:
         return len(walk_log.read_text().split()) if walk_log.exists() else 0
 
-    monkeypatch.setattr(builder, "input_fingerprints", walking)
+    monkeypatch.setattr(builder, "input_fingerprint", walking)
     build_apart = serve._build_apart
     monkeypatch.setattr(serve, "_build_apart", lambda *a, **k: apart.append(1) or build_apart(*a, **k))
-    assert serve._rebuild(small_project, None, failed) is False   # nothing changed
+    assert serve._rebuild(small_project, None, failed, kept) is False   # nothing changed
     assert (apart, walks()) == ([], 1)
 
     # a build takes the walk of the test before it: one walk per change, not two
     about = small_project / "content" / "about.md"
     about.write_text(about.read_text() + "\nMore.\n")
-    assert serve._rebuild(small_project, None, failed) is True
+    assert serve._rebuild(small_project, None, failed, kept) is True
     assert walks() == 2 and apart == [1]
     apart.clear()
 
     entry = small_project / "entries" / SEED_ENTRY.name
     good = entry.read_text()
     entry.write_text(good.replace("severity: high", "severity: nonsense"))
-    assert serve._rebuild(small_project, None, failed) is False
+    assert serve._rebuild(small_project, None, failed, kept) is False
     assert "severity: 'nonsense'" in capsys.readouterr().err and apart == [1]
     for _tick in range(3):
-        assert serve._rebuild(small_project, None, failed) is False
+        assert serve._rebuild(small_project, None, failed, kept) is False
     assert apart == [1] and capsys.readouterr().err == ""
     time.sleep(0.01)   # past the file's last time on a file system of coarse times
     entry.write_text(good.replace("are empty torch.Size([0]) placeholders", "are EMPTY placeholders"))
-    assert serve._rebuild(small_project, None, failed) is True and apart == [1, 1]
+    assert serve._rebuild(small_project, None, failed, kept) is True and apart == [1, 1]
     assert failed == {}
     assert "are EMPTY placeholders" in (small_project / "site" / "entries" / SEED_ENTRY.stem / "index.html").read_text()
+    assert "written" in capsys.readouterr().out   # (in place: "N written, M unchanged")

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cache_helpers import store_of
 from conftest import REPO, run_cli
 
 BROKEN = REPO / "tests" / "broken"
@@ -49,7 +50,7 @@ def test_a_check_from_the_build_cache_says_exactly_what_a_cold_one_says(broken: 
     runs = [run_cli("--root", str(project), "check") for _ in range(2)]
     assert [(r.returncode, r.stdout.decode()) for r in runs] == [(1, expected)] * 2
     assert runs[0].stderr == runs[1].stderr
-    records = sorted((project / ".rootcause-cache" / "build-entries").iterdir())
+    records = sorted((store_of(project) / "build-entries").iterdir())
     assert len(records) == 15   # one per entry file that could be read, broken ones too
     damaged = bytearray(records[0].read_bytes())
     damaged[-3] ^= 0x01

@@ -37,4 +37,10 @@ const anchor = data.signatures.length ? data.signatures[0].steps[0][1] : "";
 const log = lines.map((l) => "Traceback (most recent call last): " + anchor + " " + l).join("\n") + "\n";
 const matcher = new Matcher(data);
 const report_ms = time(() => matcher.report(log, 5));
-process.stdout.write(JSON.stringify({ regexes, parse_ms, report_ms, lines: lines.length }));
+// the control: the same number of lines of the same length, of plain words, timed the same
+// way in the same process (a machine's load slows both alike; backtracking slows one)
+const plain = lines.map((l) => "word ".repeat(Math.ceil(l.length / 5)).slice(0, l.length));
+const control_parse_ms = time(() => plain.forEach((l) => parseLine(l, rules, data.limits, decoration)));
+const controlLog = plain.map((l) => "Traceback (most recent call last): " + anchor + " " + l).join("\n") + "\n";
+const control_report_ms = time(() => new Matcher(data).report(controlLog, 5));
+process.stdout.write(JSON.stringify({ regexes, parse_ms, report_ms, control_parse_ms, control_report_ms, lines: lines.length }));

@@ -203,4 +203,6 @@ def test_the_fixed_regexes_that_stay_regexp_do_not_backtrack_on_hostile_lines(si
     slow = {name: ms for name, ms in measured["regexes"].items() if ms > 250}
     assert not slow, f"over {measured['lines']} lines: {slow}"
     assert measured["parse_ms"] < 400, measured["parse_ms"]
-    assert measured["report_ms"] < 2500, measured["report_ms"]
+    # the whole report against a control of plain lines of the same lengths in the same process:
+    # about 1x on a quiet or a loaded machine; a backtracking rule makes it many times that
+    assert measured["report_ms"] < 4 * measured["control_report_ms"] + 500, measured

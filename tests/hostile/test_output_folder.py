@@ -29,7 +29,7 @@ def files_of(out: Path) -> dict[str, bytes]:
 
 def assert_whole(out: Path, *projects: Path) -> dict:
     """The folder is exactly what the state of the last build into it says (kept in the
-    building project's .rootcause-cache/, not in the folder): every listed file with its hash,
+    building project's store, not in the folder): every listed file with its hash,
     no other."""
     from rootcause.site.write import read_manifest
 
@@ -199,3 +199,31 @@ def test_unchanged_inputs_still_build_nothing(small_project: Path):
     assert build(small_project, progress=False).up_to_date
     assert time.perf_counter() - started < 5
     assert REPO.exists()
+
+
+def test_a_build_killed_at_any_moment_leaves_the_old_site_or_the_new_one_whole(small_project: Path):
+    """Issue #36, item 8: kill -9 during a rebuild left a mix of old and new pages and a
+    `.index.html.PID.tmp` in the site. A CLI build writes a staging folder beside the output and
+    swaps it in with one rename, so whenever it dies the output is one whole site."""
+    assert run_cli("--root", str(small_project), "build", "-q", timeout=TIMEOUT).returncode == 0
+    out = small_project / "site"
+    old = files_of(out)
+    entry = small_project / "entries" / SEED_ENTRY.name
+    entry.write_text(entry.read_text().replace("\ntitle: ", "\ntitle: Killed ", 1))
+    started = time.monotonic()
+    new_dir = small_project.parent / "reference"
+    assert finish(start_build(small_project, new_dir, "--force"))[0] == 0
+    duration = time.monotonic() - started
+    new = files_of(new_dir)
+    assert new != old
+    for fraction in (0.1, 0.3, 0.5, 0.7, 0.85, 0.95):   # moments across a whole build's time
+        build = start_build(small_project, out, "--force")
+        time.sleep(duration * fraction)
+        build.kill()
+        build.wait()
+        now = files_of(out)
+        assert now in (old, new), f"killed at {fraction:.0%} of a build: a mixed site"
+        assert not [name for name in now if name.endswith(".tmp")]
+    assert finish(start_build(small_project, out))[0] == 0
+    assert files_of(out) == new
+    assert [p.name for p in small_project.iterdir() if ".staging-" in p.name or ".old-" in p.name] == []

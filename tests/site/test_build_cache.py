@@ -1,4 +1,4 @@
-"""Issue 12: the persistent build cache in `.rootcause-cache/` never changes what a build writes.
+"""Issue 12: the memoised results in the project's store never change what a build writes.
 
 After each kind of edit, a build that uses the cache writes exactly the bytes of a cold build
 (`site_files`, which reads no cache) of the same input, and re-does only what the edit touches.
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cache_helpers import copy_store, store_of
 from conftest import REPO, copy_bundled_project, files_of
 
 from rootcause.site import builder
@@ -40,10 +41,11 @@ def warm(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def project(warm: Path, tmp_path: Path) -> Path:
-    """The warm project copied with its cache (the copy's output starts empty: its state is
+    """The warm project copied with its store (the copy's output starts empty: its state is
     keyed by the output's path)."""
     copy = tmp_path / "project"
     shutil.copytree(warm, copy, symlinks=True, ignore=shutil.ignore_patterns("site"))
+    copy_store(warm, copy)
     return copy
 
 
@@ -77,8 +79,8 @@ def lonely_entry(project: Path) -> str:
 def test_an_unchanged_project_copied_with_its_cache_checks_and_renders_nothing(project: Path):
     result = rebuild_matches_cold(project)
     assert (result.checked, result.rendered) == (0, 0)
-    assert not (project / "site" / ".rootcause-build.json").exists()   # the state is in the cache
-    assert list((project / ".rootcause-cache").glob("build-state-*"))
+    assert not (project / "site" / ".rootcause-build.json").exists()   # the state is in the store
+    assert list((store_of(project) / "build-state").iterdir())
     again = project / "again"
     build(project, out=again, progress=False, force=True)
     assert files_of(again) == files_of(project / "site")
@@ -157,7 +159,7 @@ def test_deleted_entry(project: Path):
 
 
 def test_damaged_cache_files_are_rebuilt_not_trusted(project: Path):
-    cache = project / ".rootcause-cache"
+    cache = store_of(project)
     records = sorted((cache / "build-entries").iterdir())
     pages = sorted((cache / "build-pages").iterdir())
     flipped = bytearray(records[0].read_bytes())
@@ -172,7 +174,7 @@ def test_damaged_cache_files_are_rebuilt_not_trusted(project: Path):
     page[-3] ^= 0x01
     pages[0].write_bytes(bytes(page))
     pages[1].write_bytes(b"")
-    for state in cache.glob("build-state-*"):
+    for state in (cache / "build-state").iterdir():
         state.write_bytes(b"rootcause-cache 1\n{not json\n")
     result = rebuild_matches_cold(project)
     assert result.checked == 4
@@ -186,7 +188,7 @@ def test_a_forced_build_rewrites_only_the_records_whose_bytes_differ(project: Pa
     """`--force` checks and renders everything again; a record that already holds the bytes it
     would write is left in place (same inode), a damaged one is replaced, and a record planted
     as a symbolic link is replaced by a file without writing through the link."""
-    records = sorted((project / ".rootcause-cache" / "build-entries").iterdir())
+    records = sorted((store_of(project) / "build-entries").iterdir())
     before = {p.name: p.stat().st_ino for p in records}
     damaged, planted = records[0], records[1]
     flipped = bytearray(damaged.read_bytes())
@@ -212,7 +214,7 @@ def test_a_cache_from_another_code_version_is_not_used(project: Path, monkeypatc
     monkeypatch.setattr(builder, "build_version", lambda: "another version of the code")
     result = rebuild_matches_cold(project)
     assert result.checked == result.entries and result.rendered == result.pages
-    entries_now = {p.name for p in (project / ".rootcause-cache" / "build-entries").iterdir()}
+    entries_now = {p.name for p in (store_of(project) / "build-entries").iterdir()}
     assert len(entries_now) == result.entries    # the other version's records were pruned
 
 
@@ -277,7 +279,7 @@ def test_pages_rendered_again_take_their_highlighted_code_from_the_cache(project
 
     highlight.highlight.cache_clear()   # this process may have highlighted these blocks already
     build(project, progress=False, force=True)
-    records = sorted((project / ".rootcause-cache" / "build-code").iterdir())
+    records = sorted((store_of(project) / "build-code").iterdir())
     assert len(records) > 50
     flip = bytearray(records[0].read_bytes())
     flip[-2] ^= 0x01
@@ -306,7 +308,7 @@ def test_highlighted_code_outlives_changes_to_the_rest_of_the_code(project: Path
 
     highlight.highlight.cache_clear()
     build(project, progress=False, force=True)
-    store = project / ".rootcause-cache" / "build-code"
+    store = store_of(project) / "build-code"
     before = sorted(p.name for p in store.iterdir())
     built, lexer = [], highlight._lexer
     monkeypatch.setattr(highlight, "_lexer", lambda language: built.append(language) or lexer(language))

@@ -1,9 +1,10 @@
-"""The compiled signature index in `.rootcause-cache/`: `diagnose` reads it instead of checking
+"""The compiled signature index in the project's store: `diagnose` reads it instead of checking
 every entry, reports exactly what the checked entries give, and never trusts a stale, corrupted
 or forged one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -14,15 +15,15 @@ import zlib
 from pathlib import Path
 
 import pytest
-from cache_helpers import flip_byte
+from cache_helpers import flip_byte, store_of
 from conftest import REPO, make_project, run_cli
 
-from rootcause import cache
+from rootcause import inputs
+from rootcause.cache import RecordStore
 from rootcause.encyclopedia import Encyclopedia, _from_cache
 from rootcause.entries.project import open_project
 from rootcause.entries.study import COLUMNS
-from rootcause.site import diagnosis_index
-from rootcause.site.diagnosis_index import NAME, load, store
+from rootcause.site.diagnosis_index import HEAD, RECORDS, load, store
 
 LOGS = sorted((REPO / "tests" / "logs").rglob("*.log"))
 HEALTHY = "tests/logs/healthy"
@@ -56,7 +57,22 @@ def own_project(tmp_path: Path) -> Path:
 
 
 def cache_file(root: Path) -> Path:
-    return root / cache.CACHE_FOLDER / NAME
+    """The index's head record."""
+    return store_of(root) / RECORDS / HEAD
+
+
+def head(root: Path) -> dict:
+    return json.loads(RecordStore(root, RECORDS).get(HEAD))
+
+
+def sections_of(root: Path) -> dict[str, bytes]:
+    """Every section of the stored index, by name."""
+    records = RecordStore(root, RECORDS)
+    return {name: records.get(digest) for name, digest in head(root)["sections"].items()}
+
+
+def section_file(root: Path, name: str) -> Path:
+    return store_of(root) / RECORDS / head(root)["sections"][name]
 
 
 def fresh(root: Path) -> bool:
@@ -109,25 +125,23 @@ def test_check_and_build_store_the_index_and_a_failing_check_does_not(own_projec
     assert not cache_file(own_project).exists()
     assert run_cli("--root", str(own_project), "check").returncode == 0
     assert fresh(own_project)
-    cached = (own_project / cache.CACHE_FOLDER)
-    assert (cached / ".gitignore").read_text().strip().endswith("*") and (cached / "CACHEDIR.TAG").exists()
+    cached = store_of(own_project)
     shutil.rmtree(cached)
     assert run_cli("--root", str(own_project), "build", "-q", "--out", str(tmp_path / "site")).returncode == 0
     assert fresh(own_project)
     # the index holds the data of the built site's signatures.json and its search files
     site = json.loads((tmp_path / "site" / "search" / "signatures.json").read_bytes())
-    read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
-    records = [json.loads(line) for line in read.section("records").splitlines()]
+    read = sections_of(own_project)
+    records = [json.loads(line) for line in read["records"].splitlines()]
     assert records == site["signatures"]
-    count = diagnosis_index.index_buckets(read.names())
-    rows = dict(json.loads(line) for k in range(count) for line in read.section(f"entries.{k}").splitlines())
-    assert rows == site["entries"] and json.loads(read.section("consequences")) == site["consequences"]
-    places = json.loads(read.section("search_index"))
-    assert places and all((tmp_path / "site" / path).read_bytes() == read.section(f"search.{k}")[at:at + length]
+    count = sum(1 for name in read if name.startswith("entries."))
+    rows = dict(json.loads(line) for k in range(count) for line in read[f"entries.{k}"].splitlines())
+    assert rows == site["entries"] and json.loads(read["consequences"]) == site["consequences"]
+    places = json.loads(read["search_index"])
+    assert places and all((tmp_path / "site" / path).read_bytes() == read[f"search.{k}"][at:at + length]
                           for path, (k, at, length, _crc) in places.items())
     assert set(places) == {p.relative_to(tmp_path / "site").as_posix()
                            for p in (tmp_path / "site" / "search").rglob("*.json")} - {"search/signatures.json"}
-    read.close()
     shutil.rmtree(cached)
     entry = next((own_project / "entries").glob("*.yaml"))
     entry.write_text(entry.read_text(encoding="utf-8").replace("\ntitle:", "\ntitle: [", 1), encoding="utf-8")
@@ -202,19 +216,19 @@ def test_a_touched_or_copied_project_is_still_fresh_and_takes_the_cheap_path_aga
     assert run_cli("--root", str(own_project), "check").returncode == 0
     for entry in (own_project / "entries").glob("*.yaml"):
         os.utime(entry)   # a checkout: new times, same bytes
-    header = cache.read_cache(own_project, NAME, diagnosis_index.KIND).header
+    header = head(own_project)
     assert fresh(own_project)   # the cheap test failed, the hashes held: stored with the new stat keys
-    refreshed = cache.read_cache(own_project, NAME, diagnosis_index.KIND).header
+    refreshed = head(own_project)
     assert refreshed["stat_digest"] != header["stat_digest"] and refreshed["key"] == header["key"]
     copy = tmp_path / "copy"
-    shutil.copytree(own_project, copy)   # new inodes and times: hashed once, then cheap again
-    assert fresh(copy)
+    shutil.copytree(own_project, copy)   # another path: another store, so no index
+    assert not fresh(copy)
 
 
 def test_a_change_to_the_code_makes_the_index_stale(own_project: Path, tmp_path: Path, monkeypatch):
     package = tmp_path / "package"
-    shutil.copytree(cache.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "theme"))
-    monkeypatch.setattr(cache, "PACKAGE", package)
+    shutil.copytree(inputs.PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "theme"))
+    monkeypatch.setattr(inputs, "PACKAGE", package)
     project, _problems = open_project(own_project)
     assert store(project) and fresh(own_project)
     with (package / "matching" / "patterns.py").open("a") as stream:
@@ -246,16 +260,16 @@ def test_an_index_stored_while_an_input_changed_is_never_fresh(own_project: Path
     assert stored is None if changed == "an entry hashed again" else stored
 
 
-def _corrupt(path: Path, how: str) -> Path:
-    """Damage the index `path` as `how` says; returns the file changed (a shared section's, or the index)."""
-    data = path.read_bytes()
+def _corrupt(root: Path, how: str) -> Path:
+    """Damage the stored index as `how` says; returns the record file changed."""
+    path = cache_file(root)
     if how.startswith("flipped byte in "):   # in the middle of one section
         section = how.rsplit(" ", 1)[1]
         if section == "search":   # in the manifest, which every query reads
-            k, at, _length, _crc = json.loads(cache.read_cache(path.parent.parent, NAME, diagnosis_index.KIND)
-                                              .section("search_index"))["search/manifest.json"]
-            return flip_byte(path, f"search.{k}", into=at + 20)
-        return flip_byte(path, "entries.0" if section == "entries" else section)
+            k, at, _length, _crc = json.loads(sections_of(root)["search_index"])["search/manifest.json"]
+            return flip_byte(section_file(root, f"search.{k}"), into=at + 20)
+        return flip_byte(section_file(root, "entries.0" if section == "entries" else section))
+    data = path.read_bytes()
     if how == "cut short":
         path.write_bytes(data[:len(data) // 2])
     elif how == "longer":
@@ -264,14 +278,8 @@ def _corrupt(path: Path, how: str) -> Path:
         path.write_bytes(b"")
     elif how == "garbage":
         path.write_bytes(os.urandom(5000))
-    elif how == "header":
-        from rootcause.matching.anchors import FORMAT as TABLE_FORMAT
-
-        old = f'"format":{TABLE_FORMAT}'.encode()
-        assert old in data
-        path.write_bytes(data.replace(old, f'"format":"{TABLE_FORMAT}"'.encode(), 1))
-    elif how == "other kind":
-        path.write_bytes(data.replace(b"rootcause diagnose index", b"rootcause build cache xx", 1))
+    elif how == "header":   # another format, its hash right
+        RecordStore(root, RECORDS).put(HEAD, data.split(b"\n", 1)[1].replace(b'"format":', b'"format":"x', 1))
     elif how == "link":
         target = path.with_name("elsewhere")
         path.rename(target)
@@ -295,14 +303,14 @@ def _both_logs(tmp_path: Path) -> Path:
     return log
 
 
-@pytest.mark.parametrize("how", ["cut short", "longer", "empty", "garbage", "header", "other kind", "link",
+@pytest.mark.parametrize("how", ["cut short", "longer", "empty", "garbage", "header", "link",
                                  "folder link", "flipped byte in inputs", "flipped byte in table"])
 def test_a_corrupted_index_is_never_trusted_and_is_rebuilt(own_project: Path, how: str, tmp_path: Path):
     log = _both_logs(tmp_path)
     expected = _diagnose_json(own_project, log, "--no-cache")
     assert expected["results"] and expected["possible"]
     assert fresh(own_project)
-    _corrupt(cache_file(own_project), how)
+    _corrupt(own_project, how)
     if how == "flipped byte in inputs":   # read only when the cheap test fails
         os.utime(own_project / "site.yml")
     assert _from_cache(own_project) is None
@@ -310,7 +318,7 @@ def test_a_corrupted_index_is_never_trusted_and_is_rebuilt(own_project: Path, ho
     if how != "folder link":   # nothing is written through a link either
         assert fresh(own_project)
     else:
-        assert (own_project / cache.CACHE_FOLDER).is_symlink() and not fresh(own_project)
+        assert (store_of(own_project) / RECORDS).is_symlink() and not fresh(own_project)
 
 
 @pytest.mark.parametrize("section", ["records", "entries", "entry_index", "consequences", "search_index", "search"])
@@ -320,14 +328,14 @@ def test_a_section_found_damaged_only_when_used_is_dropped_and_the_entries_check
     the search files when an unknown error needs them: past the point where the log was read."""
     log = _both_logs(tmp_path)
     expected = run_cli("--root", str(own_project), "diagnose", "--no-cache", "--json", str(log))
-    changed = _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    changed = _corrupt(own_project, f"flipped byte in {section}")
     damaged = changed.read_bytes()
     assert _from_cache(own_project) is not None   # whole as far as the cheap test can tell
     again = run_cli("--root", str(own_project), "diagnose", "--json", str(log))
     assert (again.returncode, again.stdout) == (expected.returncode, expected.stdout)
     assert fresh(own_project) and changed.read_bytes() != damaged   # found, dropped, stored anew
     # standard input is read once: the whole index is verified before a byte of it is
-    changed = _corrupt(cache_file(own_project), f"flipped byte in {section}")
+    changed = _corrupt(own_project, f"flipped byte in {section}")
     damaged = changed.read_bytes()
     piped = run_cli("--root", str(own_project), "diagnose", "--json", "-", stdin=log.read_bytes())
     assert (piped.returncode, piped.stdout) == (expected.returncode, expected.stdout)
@@ -336,10 +344,8 @@ def test_a_section_found_damaged_only_when_used_is_dropped_and_the_entries_check
 
 def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_path: Path):
     assert run_cli("--root", str(own_project), "check").returncode == 0
-    read = cache.read_cache(own_project, NAME, diagnosis_index.KIND)
-    sections = {item[0]: read.section(item[0], verify=True) for item in read.header["sections"]}
-    header = {k: v for k, v in read.header.items() if k not in ("kind", "sections", "per_record")}
-    read.close()
+    sections = sections_of(own_project)
+    header = head(own_project)
     log = _both_logs(tmp_path)
     expected = _diagnose_json(own_project, log, "--no-cache")
     table = json.loads(sections["table"])
@@ -349,8 +355,12 @@ def test_a_whole_index_with_forged_contents_is_not_used(own_project: Path, tmp_p
     table["offsets"] = [i * (len(forged) + 1) for i in range(len(records) + 1)]
     for forgery in ({"table": b'{"anchors": "not a list"}'}, {"consequences": b'["not", "a", "mapping"]'},
                     {"table": json.dumps(table).encode(), "records": b"\n".join([forged] * len(records)) + b"\n"}):
-        assert cache.write_cache(own_project, NAME, diagnosis_index.KIND, header, {**sections, **forgery},
-                                 per_record=diagnosis_index.per_record(sections))
+        records = RecordStore(own_project, RECORDS)
+        digests = dict(header["sections"])
+        for name, body in forgery.items():
+            digests[name] = hashlib.sha256(body).hexdigest()
+            assert records.put(digests[name], body)
+        assert records.put(HEAD, json.dumps({**header, "sections": digests}).encode())
         assert load(own_project) is not None   # whole and fresh, but not a signature index
         assert _diagnose_json(own_project, log) == expected
 
@@ -363,7 +373,7 @@ def test_a_stale_index_is_rebuilt_from_the_build_caches_records_of_the_unchanged
     from rootcause.entries import catalog
 
     own = tmp_path / "project"
-    shutil.copytree(project, own, ignore=shutil.ignore_patterns(cache.CACHE_FOLDER))
+    shutil.copytree(project, own)
     assert run_cli("--root", str(own), "check").returncode == 0
     entry = own / "entries" / "cuda-out-of-memory.yaml"
     entry.write_text(entry.read_text(encoding="utf-8").replace("\nsummary: >\n", "\nsummary: >\n  Edited.\n", 1),

@@ -151,7 +151,6 @@ def test_builds_keep_them_and_a_cacheless_one_does_not(small_project: Path, tmp_
     assert files_of(small_project / "site") == site
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "used"))
     shutil.rmtree(small_project / "site")
-    shutil.rmtree(small_project / ".rootcause-cache")   # so that every page is rendered again
     build(small_project, progress=False)
     assert len(kept_files(tmp_path / "used")) >= 10
     assert files_of(small_project / "site") == site
