@@ -254,6 +254,20 @@ class LogModel:
                 state.traceback_open = False
         if not self.failures and self._raised is not None:
             self._add(self._raised)
+        if self.one_node():
+            # torchrun's agent names the failed process by its local rank (the first to fail, by
+            # the time it exited: the one its `Root Cause` record names); on one node that is its rank
+            for record in self.launcher:
+                if record.source == "torchrun-agent" and record.rank is None:
+                    record.rank = record.local_rank
+
+    def one_node(self) -> bool:
+        """The log shows at most one host, and no launcher record whose rank differs from its
+        local rank: its processes' local ranks are their ranks."""
+        hosts = {state.host for state in self.streams.values() if state.host}
+        hosts |= {record.host for record in self.launcher if record.host}
+        return len(hosts) <= 1 and all(record.rank == record.local_rank for record in self.launcher
+                                       if record.source == "torchrun-report" and record.rank is not None)
 
     def _failure(self, number: int, line: LogLine, kind: str, text: str) -> Failure:
         return Failure(line=number, stream=line.stream, rank=line.rank, host=line.host, time=line.time, kind=kind,

@@ -268,3 +268,32 @@ def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose):
     assert report["status"] == "unknown"
     assert report["first_failure"]["text"] == "terminate called after throwing an instance of 'c10::DistBackendE"
     assert report["first_failure"]["host"] == "mpi-rc1ou1aw-launcher"
+
+
+@pytest.mark.parametrize("name, rank", [("mmdet-6588", 0), ("modded-nanogpt-8", 5), ("colossalai-3514", 3)])
+def test_on_one_node_the_agents_local_rank_names_the_first_failing_rank(diagnose, name, rank):
+    """torchrun's agent reports the process that failed first by its local rank:
+    `failed (exitcode: 1) local_rank: 0 (pid: 3208990) of binary: ...` (open-mmlab/mmdetection#6588,
+    after an unprefixed AssertionError traceback), `... local_rank: 5 (pid: 119) ...`
+    (KellerJordan/modded-nanogpt#8, the workers' tracebacks not in the excerpt), `(exitcode: -9)
+    local_rank: 3` (hpcaitech/ColossalAI#3514). On a log that shows one node that is the rank."""
+    log = THREADS / f"{name}.log"
+    assert meta(log)["first_rank"] == rank
+    assert f"local_rank: {rank} (pid: " in log.read_text(encoding="utf-8")
+    assert diagnose(log)["first_failure"]["rank"] == rank
+
+
+def test_on_several_nodes_the_agents_local_rank_is_not_a_rank(diagnose, tmp_path):
+    """The same agent line (KellerJordan/modded-nanogpt#8) behind pdsh's host prefixes of two nodes
+    (the other node's line an event line the log model reads: NCCL's bootstrap): local rank 5 of
+    `node-b` is not rank 5, so the report names no rank rather than a wrong one."""
+    agent = ("E1006 18:04:10.454885 126467783853248 torch/distributed/elastic/multiprocessing/api.py:826] failed "
+             "(exitcode: 1) local_rank: 5 (pid: 119) of binary: /opt/conda/envs/py_3.9/bin/python")
+    log = tmp_path / "two-nodes.log"
+    nccl = ":4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>"
+    log.write_text(f"node-a{nccl}\nnode-b: {agent}\n", encoding="utf-8")
+    report = diagnose(log)
+    assert report["launcher"] and report["first_failure"]["rank"] is None
+    one = tmp_path / "one-node.log"
+    one.write_text(f"node-b{nccl}\nnode-b: {agent}\n", encoding="utf-8")
+    assert diagnose(one)["first_failure"]["rank"] == 5

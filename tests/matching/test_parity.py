@@ -192,6 +192,13 @@ LOGS: dict[str, str] = {
                                "[rank1]:node-1:4243:4243 [1] NCCL INFO Channel 00/02 :    0   1"),
     "init-then-training": join("[rank0]:node-1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
                                *(f"[rank0]: step {n} loss 2.{n}" for n in range(12))),
+    # torchrun's agent names the first failed process by its local rank: the rank on one node only
+    "agent-local-rank-one-node": join("Traceback (most recent call last):", "AssertionError",
+                                      "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                                      "local_rank: 2 (pid: 3208990) of binary: /usr/bin/python"),
+    "agent-local-rank-two-nodes": join("node-a:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>",
+                                       "node-b: ERROR:torch.distributed.elastic.multiprocessing.api:failed "
+                                       "(exitcode: 1) local_rank: 2 (pid: 3208990) of binary: /usr/bin/python"),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",

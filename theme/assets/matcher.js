@@ -483,6 +483,18 @@
       }
     });
     if (!this.failures.length && this.raised) this.add(this.raised);
+    // incident.LogModel.finish: on one node, torchrun's agent's local rank is the rank
+    if (this.oneNode()) {
+      this.launcher.forEach(function (r) { if (r.source === "torchrun-agent" && r.rank === null) r.rank = r.local_rank; });
+    }
+  };
+  LogModel.prototype.oneNode = function () {
+    var hosts = new Set();
+    this.streams.forEach(function (state) { if (state.host) hosts.add(state.host); });
+    this.launcher.forEach(function (r) { if (r.host) hosts.add(r.host); });
+    return hosts.size <= 1 && this.launcher.every(function (r) {
+      return r.source !== "torchrun-report" || r.rank === null || r.rank === r.local_rank;
+    });
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
