@@ -261,6 +261,10 @@ class LogModel:
                 if record.source == "torchrun-agent" and record.rank is None:
                     record.rank = record.local_rank
 
+    def report_lines(self) -> set[int]:
+        """The lines where a launcher reported a failed process."""
+        return {record.line for record in self.launcher}
+
     def one_node(self) -> bool:
         """The log shows at most one host, and no launcher record whose rank differs from its
         local rank: its processes' local ranks are their ranks."""
@@ -382,14 +386,14 @@ def explain(model: LogModel, matches: list, consequence_entries: set, warning_en
     by_stream: dict[str, list] = {}
     for match in matches:
         by_stream.setdefault(match.stream, []).append(match)
+    reports = model.report_lines()
     for failure in model.failures:
-        end = failure.end + MESSAGE_LINES
         best = None
         for stream, found in by_stream.items():
             if not fits(stream, failure.stream):
                 continue
             for match in found:
-                if any(failure.start <= n <= end for n in match.lines):
+                if covers(failure, match.lines, reports):
                     best = best or match
         if best is None and failure.text == INCOMPLETE_TRACEBACK:
             best = _just_before(failure, by_stream, warning_entries)
@@ -408,6 +412,14 @@ def explain(model: LogModel, matches: list, consequence_entries: set, warning_en
         if failure.stream in waited and failure.line > waited[failure.stream] and not failure.explained_by \
                 and failure.kind != "signal":
             failure.consequence = True
+
+
+def covers(failure: Failure, lines, reports: set[int]) -> bool:
+    """A match on these lines covers the failure: a line of its traceback, or one of the lines
+    below its exception line that may still be its message; a launcher's report of a process's
+    exit (torchrun's agent line) is never an exception's message."""
+    end = failure.end + MESSAGE_LINES
+    return any(failure.start <= n <= end and (n <= failure.end or n not in reports) for n in lines)
 
 
 def _just_before(failure: Failure, by_stream: dict, warning_entries: set):

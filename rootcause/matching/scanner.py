@@ -28,7 +28,7 @@ import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
 from .events import EXCEPTION_ANCHORS, recognise
-from .incident import INCOMPLETE_TRACEBACK, MESSAGE_LINES, Failure, LogModel, fits
+from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
 from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
@@ -541,7 +541,8 @@ def core_holds(match: Match, error_lines: set[int]) -> bool:
     return not match.by_core or len(match.signature.core) >= SURE_CORE or match.lines[0] in error_lines
 
 
-def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[Match]) -> list[tuple[Match, LogLine]]:
+def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[Match],
+                  reports: frozenset[int] | set[int] = frozenset()) -> list[tuple[Match, LogLine]]:
     """A traceback that no signature explains, whose message line is missing (an excerpt cut
     short) or cut before the pattern could match, is the failure whose declared raising frame
     (`frames:`) is its last frame: file by its path's end, function by name. That frame must be
@@ -555,7 +556,7 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
             continue
         number, file, function, raising = failure.frame
         numbers = table.by_function.get(function)
-        if not numbers or _covered(failure, matches):
+        if not numbers or _covered(failure, matches, reports):
             continue
         shown = "" if failure.text == INCOMPLETE_TRACEBACK else failure.text.split(":", 1)[0].rsplit(".", 1)[-1]
         if not shown and not raising:
@@ -572,10 +573,9 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
     return found
 
 
-def _covered(failure: Failure, matches: list[Match]) -> bool:
+def _covered(failure: Failure, matches: list[Match], reports: set[int]) -> bool:
     """A signature matched a line of the failure's traceback or just below it (as `incident.explain` reads it)."""
-    end = failure.end + MESSAGE_LINES
-    return any(fits(m.stream, failure.stream) and any(failure.start <= n <= end for n in m.lines) for m in matches)
+    return any(fits(m.stream, failure.stream) and covers(failure, m.lines, reports) for m in matches)
 
 
 class _Scan:
@@ -602,7 +602,8 @@ class _Scan:
     def finish(self) -> Report:
         self._match(self.report, self.per_signature)
         self.report.model.finish()
-        for match, line in frame_matches(self.report.model.failures, self.table, self.report.matches):
+        model = self.report.model
+        for match, line in frame_matches(model.failures, self.table, self.report.matches, model.report_lines()):
             self.report.matches.append(match)
             self.report.hit_lines[match.lines[0]] = line
             self.report.match_lines.setdefault(match.signature.entry_id, []).append(match.lines[0])

@@ -297,3 +297,30 @@ def test_on_several_nodes_the_agents_local_rank_is_not_a_rank(diagnose, tmp_path
     one = tmp_path / "one-node.log"
     one.write_text(f"node-b{nccl}\nnode-b: {agent}\n", encoding="utf-8")
     assert diagnose(one)["first_failure"]["rank"] == 5
+
+
+def test_the_agents_line_below_an_exception_is_not_its_message(diagnose):
+    """open-mmlab/mmdetection#6588: an unprefixed `AssertionError` traceback, then torchrun's
+    `ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid:
+    3208990) of binary: ...` on the next line. The agent's line matches torchrun's summary
+    (a consequence), but a launcher's report of an exit is never the message of the exception
+    above it: the AssertionError stays the failure no entry explains."""
+    log = THREADS / "mmdet-6588.log"
+    assert meta(log)["label"] == "none"
+    report = diagnose(log)
+    assert report["status"] == "unknown"
+    assert report["first_failure"]["text"] == "AssertionError" and report["first_failure"]["rank"] == 0
+    assert "torchrun-child-failed-error" in [r["entry"] for r in report["results"]]
+
+
+def test_the_agents_line_and_the_launchers_cut_traceback_are_torchruns_summary(diagnose):
+    """hiyouga/LlamaFactory#7233: the agent's SIGTERM lines, `failed (exitcode: 1) local_rank: 2
+    (pid: 2958760)`, and torchrun's own traceback cut inside `elastic_launch(`: the log shows
+    torchrun's summary of a worker that failed (its error is not in the excerpt), on rank 2."""
+    log = THREADS / "llamafactory-7233.log"
+    assert meta(log)["label"] == "torchrun-child-failed-error"
+    report = diagnose(log)
+    assert report["status"] == "consequences"
+    assert report["first_failure"]["entry"] == "torchrun-child-failed-error"
+    assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 2
+    assert not report["unknown"]

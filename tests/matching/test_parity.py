@@ -199,6 +199,18 @@ LOGS: dict[str, str] = {
     "agent-local-rank-two-nodes": join("node-a:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>",
                                        "node-b: ERROR:torch.distributed.elastic.multiprocessing.api:failed "
                                        "(exitcode: 1) local_rank: 2 (pid: 3208990) of binary: /usr/bin/python"),
+    # the agent's line right below an exception is not its message; alone, it explains the
+    # launcher's traceback cut short below it
+    "agent-line-below-exception": join("Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                                       "AssertionError",
+                                       "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                                       "local_rank: 0 (pid: 3208990) of binary: /usr/bin/python"),
+    "agent-line-then-launcher-traceback": join("E0310 13:05:12.350000 2958665 site-packages/torch/distributed/elastic/"
+                                               "multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 2 "
+                                               "(pid: 2958760) of binary: /usr/bin/python",
+                                               "Traceback (most recent call last):",
+                                               '  File "/usr/bin/torchrun", line 8, in <module>',
+                                               "    sys.exit(main())"),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",

@@ -488,6 +488,9 @@
       this.launcher.forEach(function (r) { if (r.source === "torchrun-agent" && r.rank === null) r.rank = r.local_rank; });
     }
   };
+  LogModel.prototype.reportLines = function () {
+    return new Set(this.launcher.map(function (r) { return r.line; }));
+  };
   LogModel.prototype.oneNode = function () {
     var hosts = new Set();
     this.streams.forEach(function (state) { if (state.host) hosts.add(state.host); });
@@ -498,6 +501,12 @@
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
+  // incident.covers: a line of the failure's traceback, or below its exception line one that may
+  // still be its message (a launcher's report of an exit never is)
+  function covers(failure, lines, reports) {
+    var end = failure.end + MESSAGE_LINES;
+    return lines.some(function (n) { return failure.start <= n && n <= end && (n <= failure.end || !reports.has(n)); });
+  }
   // incident._just_before: the closest match before a cut-short traceback, not of a warning
   function justBefore(failure, byStream, warningEntries) {
     var best = null, bestLine = failure.start - MESSAGE_LINES - 1;
@@ -516,12 +525,13 @@
   function explain(model, matches, consequenceEntries, warningEntries) {
     var byStream = new Map();
     matches.forEach(function (m) { if (!byStream.has(m.stream)) byStream.set(m.stream, []); byStream.get(m.stream).push(m); });
+    var reports = model.reportLines();
     model.failures.forEach(function (failure) {
-      var end = failure.end + MESSAGE_LINES, best = null;
+      var best = null;
       byStream.forEach(function (found, stream) {
         if (!fits(stream, failure.stream)) return;
         found.forEach(function (m) {
-          if (m.lines.some(function (n) { return failure.start <= n && n <= end; })) best = best || m;
+          if (covers(failure, m.lines, reports)) best = best || m;
         });
       });
       if (!best && failure.text === INCOMPLETE_TRACEBACK) best = justBefore(failure, byStream, warningEntries);
@@ -1146,7 +1156,7 @@
     });
     hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
     this.model.finish();
-    frameMatches(this.model.failures, this.matcher.byFunction, matches).forEach(function (found) {
+    frameMatches(this.model.failures, this.matcher.byFunction, matches, this.model.reportLines()).forEach(function (found) {
       var m = found[0];
       matches.push(m);
       hitLines.set(m.lines[0], found[1]);
@@ -1162,13 +1172,13 @@
   };
 
   // scanner.frame_matches: a traceback cut before its message, named by its declared raising frame
-  function frameMatches(failures, byFunction, matches) {
+  function frameMatches(failures, byFunction, matches, reports) {
     var found = [];
     failures.forEach(function (failure) {
       if (failure.kind !== "exception" || !failure.frame) return;
       var number = failure.frame[0], path = failure.frame[1].split("\\").join("/"), fn = failure.frame[2];
       var sigs = byFunction.get(fn);
-      if (!sigs || covered(failure, matches)) return;
+      if (!sigs || covered(failure, matches, reports)) return;
       var shown = failure.text === INCOMPLETE_TRACEBACK ? "" : failure.text.split(":")[0].split(".").pop();
       if (!shown && !failure.frame[3]) return;
       for (var i = 0; i < sigs.length; i++) {
@@ -1188,11 +1198,8 @@
     return found;
   }
   // scanner._covered: a signature matched a line of the failure's traceback or just below it
-  function covered(failure, matches) {
-    var end = failure.end + MESSAGE_LINES;
-    return matches.some(function (m) {
-      return fits(m.stream, failure.stream) && m.lines.some(function (n) { return failure.start <= n && n <= end; });
-    });
+  function covered(failure, matches, reports) {
+    return matches.some(function (m) { return fits(m.stream, failure.stream) && covers(failure, m.lines, reports); });
   }
 
   Scan.prototype.finish = function (top) { return this.matcher.reportOf(this.result(), top); };
