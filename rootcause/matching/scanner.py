@@ -27,7 +27,7 @@ from typing import BinaryIO, Iterable, Iterator
 import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
-from .events import EXCEPTION_ANCHORS, recognise
+from .events import EXCEPTION_ANCHORS, recognise, recognise_printed
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
@@ -519,8 +519,15 @@ class Scanner:
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
-        event = recognise(line.text) if self._events.search(raw) else None
+        event = self._event_of(line, raw)
         return line, candidates, step_hit, event
+
+    def _event_of(self, line: LogLine, raw: bytes) -> tuple | None:
+        """The event a candidate line is: by its text, else by what its first physical line shows
+        as printed (a progress bar the decoration removed)."""
+        if not self._events.search(raw):
+            return None
+        return recognise(line.text) or recognise_printed(raw.split(b"\n", 1)[0].decode("utf-8", "replace")[:MAX_LINE])
 
 
 
@@ -703,7 +710,7 @@ class _Scan:
             if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
                                                          for n in candidates):
                 line = joined
-                event = recognise(line.text) if self.scanner._events.search(raw) else None
+                event = self.scanner._event_of(line, raw)
         if event is not None:
             report.model.feed(number, line, *event)
             if event[0] == "frame":

@@ -324,3 +324,27 @@ def test_the_agents_line_and_the_launchers_cut_traceback_are_torchruns_summary(d
     assert report["first_failure"]["entry"] == "torchrun-child-failed-error"
     assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 2
     assert not report["unknown"]
+
+
+def test_a_log_that_stops_in_dataset_preprocessing_lists_its_hangs_as_possible(diagnose):
+    """axolotl-ai-cloud/axolotl#2684 ends in `Tokenizing Prompts (num_proc=64): 74%|███████▎ |
+    264524/359152 [17:36<08:52, 177.69 examples/s]` (rank 0 tokenised past the distributed timeout
+    while the others waited). The decoration drops a progress bar with its description, so the
+    phase is read from the line as printed. No failure is claimed; the hangs of that phase are
+    listed as possible."""
+    log = THREADS / "axolotl-2684.log"
+    report = diagnose(log)
+    assert report["status"] == "none" and report["first_failure"] is None
+    assert report["stopped"]["phase"] == "data-preprocessing"
+    assert report["stopped"]["line"] == 10
+    assert [e["entry"] for e in report["stopped"]["entries"]][0] == meta(log)["label"]
+    assert report["headline"].startswith("No failure found.")
+
+
+def test_a_preprocessing_bar_far_from_the_end_is_not_where_the_log_stops(diagnose, tmp_path):
+    """The same bar (axolotl-ai-cloud/axolotl#2684), then training goes on: no phase is named."""
+    bar = "Tokenizing Prompts (num_proc=64): 74%|███████▎ | 264524/359152 [17:36<08:52, 177.69 examples/s]"
+    log = tmp_path / "trained.log"
+    log.write_text(bar + "\n" + "".join(f"{{'loss': 1.{n}, 'epoch': 0.{n}}}\n" for n in range(20)), encoding="utf-8")
+    report = diagnose(log)
+    assert report["status"] == "none" and report["stopped"] is None

@@ -211,6 +211,10 @@ LOGS: dict[str, str] = {
                                                "Traceback (most recent call last):",
                                                '  File "/usr/bin/torchrun", line 8, in <module>',
                                                "    sys.exit(main())"),
+    # a progress bar's description, dropped by the decoration, names the phase as printed
+    "stops-in-preprocessing": join("Map (num_proc=32):   0%|          | 0/427 [00:00<?, ? examples/s]",
+                                   "Tokenizing Prompts (num_proc=64): 74%|███████▎ | 264524/359152 [17:36<08:52]",
+                                   "Filter:  88%|████████  | 22/25\rFilter: 100%|██████████| 25/25"),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",
@@ -337,6 +341,10 @@ def test_cases_exercise_what_they_claim(both):
     assert stopped["status"] == "none" and stopped["stopped"]["phase"] == "nccl-init" and stopped["stopped"]["line"] == 3
     assert "The log stops during NCCL initialisation (line 3)" in stopped["headline"]
     assert both["init-then-training@top5"][0]["stopped"] is None
+    preprocessing = both["stops-in-preprocessing@top5"][0]["stopped"]
+    assert (preprocessing["phase"], preprocessing["line"]) == ("data-preprocessing", 3)
+    assert both["agent-local-rank-one-node@top5"][0]["first_failure"]["rank"] == 2
+    assert both["agent-local-rank-two-nodes@top5"][0]["first_failure"]["rank"] is None
     assert top_entry("astral-before-cut") == "cuda-out-of-memory"
     assert top_entry("carriage-return-inside-any") == "nccl-watchdog-collective-timeout"
     assert top_entry("long-line-anchor-after-cut") is None
@@ -402,7 +410,7 @@ def synthetic_data(site: Path) -> dict:
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
             "decoration": built["decoration"], "decoration_needs": built["decoration_needs"], "shared": built["shared"],
-            "events": built["events"], "event_anchors": built["event_anchors"],
+            "events": built["events"], "printed_events": built["printed_events"], "event_anchors": built["event_anchors"],
             "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,

@@ -876,6 +876,7 @@
     this.rules = compileRules(data.rules);
     this.decoration = compileDecoration(data.decoration || []);
     this.events = (data.events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
+    this.printedEvents = (data.printed_events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
     this.fingerprint = data.fingerprint ? new RegExp(data.fingerprint) : null;
     this.errorEvents = new Set(data.error_events || []);
     this.sureCore = data.sure_core || 30;
@@ -1088,7 +1089,7 @@
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
     var isError = false;
     if (m.candidates(physical.join("\n")).event) {
-      var event = recognise(line.text, m.events);
+      var event = eventOf(line, physical, m);
       if (event) {
         this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
         if (event[0] === "frame") this.frameAt.set(line.stream, n);
@@ -1170,6 +1171,12 @@
     this.done = { linesScanned: this.lines, matches: matches, hitLines: hitLines, matchLines: matchLines, model: this.model };
     return this.done;
   };
+
+  // scanner._event_of: the event a candidate line is, by its text, else by what its first physical
+  // line shows as printed (a progress bar the decoration removed: events.PRINTED_RULES)
+  function eventOf(line, physical, m) {
+    return recognise(line.text, m.events) || recognise(cut(physical[0], m.limits.max_line), m.printedEvents);
+  }
 
   // scanner.frame_matches: a traceback cut before its message, named by its declared raising frame
   function frameMatches(failures, byFunction, matches, reports) {
