@@ -47,6 +47,7 @@ ANCHORS: tuple[str, ...] = (
     "terminate called after throwing",
     "terminate called without an active exception",
     "what():",
+    "frame #",
     "received by PID",
     "Fatal Python error",
     "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
@@ -85,10 +86,11 @@ EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', 
                                "During handling of the above exception", "raise ", "Error", "Exception",
                                "KeyboardInterrupt",
                                "SystemExit", "terminate called after throwing",
-                               "terminate called without an active exception", "what():", "Fatal Python error",
+                               "terminate called without an active exception", "what():", "frame #",
+                               "Fatal Python error",
                                " ERROR ", "[ERROR]"))
 EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "raise", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
-                             "cpp-raised", "fatal",
+                             "cpp-raised", "cpp-frame", "fatal",
                              "log-error"})
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
@@ -119,6 +121,9 @@ RULES: list[tuple[str, str]] = [
     # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of
     # only the backtrace still shows that such an error was raised, and where
     ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
+    # a frame of that backtrace: `frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...) + 0x1d2 (0x7f... in
+    # .../libtorch_cuda.so)`, `frame #4: <unknown function> + 0xd3b55 (...)`: its function, qualified
+    ("cpp-frame", r"^[ \t]*frame #([0-9]{1,4}): (<unknown function>|[^ (\n]{1,300}?)(?:\(| \+ 0x)"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
     ("fatal", r"Fatal Python error: ([^\n]{1,300})$"),
     # a process ended by a signal, in the words of the shell that started it: bash's

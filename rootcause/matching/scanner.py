@@ -559,6 +559,10 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
     frame's line (the signatures in table order: E057 keeps a frame to one entry)."""
     found = []
     for failure in failures:
+        if failure.kind == "cpp" and failure.cpp_frames:
+            if not _covered(failure, matches, reports):
+                found += _cpp_frame_match(failure, table)
+            continue
         if failure.kind != "exception" or failure.frame is None:
             continue
         number, file, function, raising = failure.frame
@@ -578,6 +582,30 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
                               LogLine(text=failure.location or "", rank=failure.rank, host=failure.host, time=None)))
                 break
     return found
+
+
+def _cpp_frame_match(failure: Failure, table: SignatureTable) -> list[tuple[Match, LogLine]]:
+    """A C++ error whose message no signature matched (cut, missing, reworded), named by a
+    declared raising frame of the backtrace printed with it (`LogModel._trace`): c10's header gives
+    the source file and function; a `frame #N:` line gives the function qualified by its class,
+    which C++ names after its file (`c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout` is defined in
+    ProcessGroupNCCL.cpp). The exception class is C++'s, so none is compared."""
+    for number, file, function, text in failure.cpp_frames:
+        for n in table.by_function.get(function.rsplit("::", 1)[-1], ()):
+            sig = table.signature(n)
+            if any(cpp_frame_fits(file, function, suffix, name) for suffix, name in sig.frames):
+                return [(Match(sig, [number], failure.stream, by_frame=True),
+                         LogLine(text=text, rank=failure.rank, host=failure.host, time=None))]
+    return []
+
+
+def cpp_frame_fits(file: str, function: str, suffix: str, name: str) -> bool:
+    """Is a C++ backtrace's raising frame (`file` "" for a `frame #N:` line) the declared one?"""
+    if file:
+        path = file.replace("\\", "/")
+        return function == name and (path == suffix or path.endswith("/" + suffix))
+    scopes = function.split("::")
+    return len(scopes) > 1 and scopes[-1] == name and suffix.rsplit("/", 1)[-1].split(".", 1)[0] in scopes[:-1]
 
 
 def _covered(failure: Failure, matches: list[Match], reports: set[int]) -> bool:

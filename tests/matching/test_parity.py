@@ -215,6 +215,21 @@ LOGS: dict[str, str] = {
     "stops-in-preprocessing": join("Map (num_proc=32):   0%|          | 0/427 [00:00<?, ? examples/s]",
                                    "Tokenizing Prompts (num_proc=64): 74%|███████▎ | 264524/359152 [17:36<08:52]",
                                    "Filter:  88%|████████  | 22/25\rFilter: 100%|██████████| 25/25"),
+    # a C++ error known by its backtrace's raising frame (hiyouga/LlamaFactory#5558's lines: the
+    # watchdog's frames, then its terminate line cut inside the class name), or by c10's header
+    "cpp-frames-then-cut-terminate": join(
+        "mpi-rc1ou1aw-launcher: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 "
+        "(0x7f7b5ae35897 in /mnt/afs2/yaohaishen/my_conda_env/llm_mul/lib/python3.10/site-packages/torch/lib/libc10.so)",
+        "mpi-rc1ou1aw-launcher: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+        "duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f7b5c10ec62 in /mnt/afs2/yaohaishen/my_conda_env/"
+        "llm_mul/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+        "mpi-rc1ou1aw-launcher: frame #4: <unknown function> + 0xd3b55 (0x7f7ba7bccb55 in /mnt/afs2/yaohaishen/"
+        "my_conda_env/llm_mul/bin/../lib/libstdc++.so.6)",
+        "mpi-rc1ou1aw-launcher: ",
+        "mpi-rc1ou1aw-launcher: terminate called after throwing an instance of 'c10::DistBackendE"),
+    "cpp-terminate-then-header": join("terminate called after throwing an instance of 'c10::DistBackendError'",
+                                      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+                                      "ProcessGroupNCCL.cpp:525 (most recent call first):"),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",

@@ -19,6 +19,7 @@ RENAMED = {"report_json": "reportOf", "_role": "roleOf", "_lines_of": "entryJson
 PYTHON_ONLY = {
     "rules_for_javascript": "writes the rules the browser receives as data",
     "printed_rules_for_javascript": "writes the rules the browser receives as data",
+    "backtrace_frames": "reads an entry's example for the checks (E057, the mutation check)",
     "marked_lines": "marks an example on the entry's page at build time",
     "anchors_of": "the browser collects the same anchors where it reads a signature",
     "compile_signature": "compiles an entry's signature; the browser reads compiled ones",
