@@ -258,16 +258,25 @@ def test_a_c10_backtrace_below_its_message_adds_no_second_error(diagnose):
     assert not any("whose message is not in the log" in u["text"] for u in report["unknown"])
 
 
-def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose):
+def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose, tmp_path):
     """An excerpt of a watchdog abort that ends inside `terminate called after throwing an instance
     of 'c10::DistBackendE`: the process was ended by a C++ exception, so the log is not healthy;
-    the report quotes the class as far as the log shows it, adding no closing quote."""
+    the report quotes the class as far as the log shows it, adding no closing quote. With the
+    watchdog's backtrace above it (the whole excerpt), that backtrace's raising frame
+    (`WorkNCCL::checkTimeout`) says which error it is: the watchdog's timeout."""
     log = THREADS / "llamafactory-5558.log"
-    assert log.read_text(encoding="utf-8").rstrip().endswith("instance of 'c10::DistBackendE")
-    report = diagnose(log)
+    text = log.read_text(encoding="utf-8")
+    assert text.rstrip().endswith("instance of 'c10::DistBackendE")
+    alone = tmp_path / "terminate-only.log"
+    alone.write_text(text.rstrip().splitlines()[-1] + "\n", encoding="utf-8")
+    report = diagnose(alone)
     assert report["status"] == "unknown"
     assert report["first_failure"]["text"] == "terminate called after throwing an instance of 'c10::DistBackendE"
     assert report["first_failure"]["host"] == "mpi-rc1ou1aw-launcher"
+    report = diagnose(log)
+    assert meta(log)["label"] == "nccl-watchdog-collective-timeout"
+    assert report["status"] == "consequences" and report["unknown"] == []
+    assert report["first_failure"]["entry"] == "nccl-watchdog-collective-timeout"
 
 
 @pytest.mark.parametrize("name, rank", [("mmdet-6588", 0), ("modded-nanogpt-8", 5), ("colossalai-3514", 3)])
