@@ -587,7 +587,9 @@ _ALL = [
         for none (as here, where the whole message is the failure). For a signature with `frames`, the
         example is also cut just before its exception line."""),
     _e("E057", """A declared raising frame (`frames:`) is not the frame right above the signature's line in any of
-        its examples, or two entries declare the same frame.""",
+        its examples (for a C++ source file: a raising frame of a C++ backtrace in an example that matches,
+        c10's `Exception raised from F at FILE:N` or the first `frame #N:` line past c10's error machinery),
+        or two entries declare the same frame.""",
        """signatures:
           - pattern: "DataLoader worker (pid {int}) is killed by signal: Killed."
             frames:

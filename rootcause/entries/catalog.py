@@ -937,7 +937,10 @@ def _frames_above(example: str, line: int) -> list[tuple[str, str]]:
 
 def _frame_findings(catalog: Catalog) -> list[Finding]:
     """E057: a declared raising frame is a fact an example shows (the frame right above the
-    signature's line in one of its examples), and names one failure: no two entries declare it."""
+    signature's line in one of its examples; for a C++ source file, a raising frame of a C++
+    backtrace in an example that matches), and names one failure: no two entries declare it."""
+    from ..matching.incident import backtrace_frames
+    from ..matching.scanner import cpp_frame_fits
     from ..matching.signatures import marked_lines
 
     owners: dict[tuple[str, str], dict[str, tuple]] = {}   # frame → entry → where it declares it
@@ -945,15 +948,19 @@ def _frame_findings(catalog: Catalog) -> list[Finding]:
     for entry_id, loaded in sorted(catalog.entries.items()):
         for i, (spec, compiled) in enumerate(zip(loaded.entry.signatures, loaded.signatures)):
             shown: set[tuple[str, str]] = set()
+            cpp_shown: set[tuple[str, str]] = set()
             for example in spec.example_logs:
                 marks = compiled.marks.get(example) or marked_lines(compiled, example)
                 for mark in marks:
                     shown.update(_frames_above(example, mark[0]))
+                if marks and any(not frame.file.endswith(".py") for frame in spec.frames):
+                    cpp_shown.update(backtrace_frames(example))
             for j, frame in enumerate(spec.frames):
                 where = ("signatures", i, "frames", j, "function")
                 owners.setdefault((frame.file, frame.function), {}).setdefault(entry_id, where)
                 if not any(name == frame.function and (path == frame.file or path.endswith("/" + frame.file))
-                           for path, name in shown):
+                           for path, name in shown) and \
+                        not any(cpp_frame_fits(path, name, frame.file, frame.function) for path, name in cpp_shown):
                     problems.append((
                         entry_id, where, "E057",
                         f"no example of signature {i + 1} shows the frame '{frame.function}' in '{frame.file}' "

@@ -5,7 +5,8 @@ An example is what a release printed once. People paste it otherwise: behind a l
 or host prefix or a timestamp, quoted in an issue (`> `), with Windows line ends, cut after the
 first sentence, behind another exception class or none (an older release, a wrapper that
 re-raises), with its numbers elided, and, for a signature that declares its raising frames, cut
-just before its exception line. Wrapping is not among them: the scanner joins a message
+just before its exception line (a Python frame) or without its message line (a C++ frame the
+example's backtrace shows). Wrapping is not among them: the scanner joins a message
 wrapped over two physical lines, not the three to six a terminal's wrap makes of a long one
 (bench/README.md counts what a wrap at 60, 80 and 100 columns would fail). Each example of each
 signature is mutated in each of these ways and diagnosed with every entry's signatures, as
@@ -53,11 +54,13 @@ def _elided(text: str, pattern: str | None) -> str:
 
 
 def mutations(example: str, line: int, core: str, pattern: str | None = None,
-              frames: bool = False) -> list[tuple[str, str]]:
+              frames: bool = False, backtrace: bool = False) -> list[tuple[str, str]]:
     """(name, mutated example) pairs of an example whose signature matched its line `line`
     (0-based), with the signature's core ("" for none) and placeholder pattern (None for a regex
-    or a multi-line signature); `frames`: the signature declares raising frames, so the example
-    cut just before its exception line must still name it."""
+    or a multi-line signature); `frames`: the signature declares Python raising frames, so the
+    example cut just before its exception line must still name it; `backtrace`: the example shows
+    a C++ backtrace with a raising frame the signature declares, so without its message line (the
+    C++ exception's `what():` cut or missing) it must still name it."""
     lines = example.split("\n")
     found = [
         ("behind a torchrun rank prefix", _every_line(example, lambda l: f"[rank3]: {l}")),
@@ -82,6 +85,8 @@ def mutations(example: str, line: int, core: str, pattern: str | None = None,
                                               + lines[line + 1:])))
     if frames and line > 0:
         found.append(("cut before its exception line", "\n".join(lines[:line])))
+    if backtrace and 0 <= line < len(lines):
+        found.append(("without its message line", "\n".join(lines[:line] + lines[line + 1:])))
     elided = _elided(target, pattern)
     if elided != target:
         found.append(("with its numbers elided", "\n".join(lines[:line] + [elided] + lines[line + 1:])))
@@ -92,7 +97,8 @@ def mutation_problems(catalog) -> list[Diagnostic]:
     """E056 for every mutated example that the diagnosis names differently from the example."""
     from ..matching.ranking import rank, report_json
     from ..matching.rows import EntryInfo
-    from ..matching.scanner import Scanner
+    from ..matching.incident import backtrace_frames
+    from ..matching.scanner import Scanner, cpp_frame_fits
 
     scanner = Scanner(catalog.signatures())
     infos = {entry_id: EntryInfo.of_entry(loaded.entry) for entry_id, loaded in catalog.matchable().items()}
@@ -112,7 +118,11 @@ def mutation_problems(catalog) -> list[Diagnostic]:
                     continue
                 marks = compiled.marks.get(example) or ()
                 line = marks[-1][0] if marks else -1
-                for name, mutated in mutations(example, line, compiled.core, spec.pattern, bool(spec.frames)):
+                python = any(frame.file.endswith(".py") for frame in spec.frames)
+                cpp = [frame for frame in spec.frames if not frame.file.endswith(".py")]
+                backtrace = bool(cpp) and any(cpp_frame_fits(file, function, frame.file, frame.function)
+                                              for file, function in backtrace_frames(example) for frame in cpp)
+                for name, mutated in mutations(example, line, compiled.core, spec.pattern, python, backtrace):
                     named = first(mutated)
                     if named != entry_id:
                         at, col = loaded.located.where(("signatures", i, "examples", j))

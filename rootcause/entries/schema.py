@@ -174,11 +174,15 @@ class Frame(Strict):
     """The frame that raises a signature's exception: a traceback cut before its message line is
     still this failure when it stops in this frame."""
 
-    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}(/[A-Za-z0-9_.\-]{1,100}){1,12}\.py$",
+    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}(/[A-Za-z0-9_.\-]{1,100}){1,12}\.(?:py|cpp|cc|cu|h)$",
                       description="The raising file's path from its package folder, e.g. "
-                      "`torch/amp/grad_scaler.py`: a frame matches when its file ends with it.")
+                      "`torch/amp/grad_scaler.py`: a frame matches when its file ends with it. A C++ source "
+                      "file (`distributed/c10d/ProcessGroupNCCL.cpp`) names the frame of a C++ backtrace: "
+                      "c10's `Exception raised from F at FILE:N`, or a `frame #N:` line whose function is "
+                      "qualified by the file's name (`c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout`).")
     function: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$",
-                          description="The function that raises, as a traceback's `in ...` names it.")
+                          description="The function that raises, as a traceback's `in ...` names it (for C++, "
+                          "its name without class or namespace).")
     releases: Text = Field(description="The releases in which this file and function raise the exception, "
                            "from upstream source (e.g. 'torch 2.3 and later; torch/cuda/amp/ before').")
 

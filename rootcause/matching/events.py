@@ -47,6 +47,7 @@ ANCHORS: tuple[str, ...] = (
     "terminate called after throwing",
     "terminate called without an active exception",
     "what():",
+    "frame #",
     "received by PID",
     "Fatal Python error",
     "Segmentation fault", "segmentation fault", "Bus error", "bus error", "Aborted", "abort", "Killed", "killed",
@@ -73,6 +74,7 @@ ANCHORS: tuple[str, ...] = (
     "NCCL INFO", "NCCL version", "store based barrier", "store_based_barrier", "Rendezvous'ing", "elastic_operator",
     "Initializing torch.distributed", "init_process_group", "extensions root", "extension module", "ninja",
     "oading checkpoint", "Loading model from", "load_checkpoint",
+    "num_proc=", "Map: ", "Filter: ", "Tokenizing", "tokenizer on",
     "joined but didn't finish collective #",
     "but didn't join collective #",
 )
@@ -84,10 +86,11 @@ EXCEPTION_ANCHORS = frozenset(("Traceback (most recent call last)", '", line ', 
                                "During handling of the above exception", "raise ", "Error", "Exception",
                                "KeyboardInterrupt",
                                "SystemExit", "terminate called after throwing",
-                               "terminate called without an active exception", "what():", "Fatal Python error",
+                               "terminate called without an active exception", "what():", "frame #",
+                               "Fatal Python error",
                                " ERROR ", "[ERROR]"))
 EXCEPTION_KINDS = frozenset({"traceback", "frame", "chain", "raise", "exception", "cpp-throw", "cpp-terminate", "cpp-what",
-                             "cpp-raised", "fatal",
+                             "cpp-raised", "cpp-frame", "fatal",
                              "log-error"})
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]{0,100}"
@@ -118,6 +121,9 @@ RULES: list[tuple[str, str]] = [
     # c10's backtrace header, below the message of a torch C++ error (`c10::Error`): an excerpt of
     # only the backtrace still shows that such an error was raised, and where
     ("cpp-raised", r"^[ \t]*Exception raised from ([^ ]{1,300}) at ([^ ]{1,1000}:[0-9]{1,9}) \(most recent call first\):"),
+    # a frame of that backtrace: `frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(...) + 0x1d2 (0x7f... in
+    # .../libtorch_cuda.so)`, `frame #4: <unknown function> + 0xd3b55 (...)`: its function, qualified
+    ("cpp-frame", r"^[ \t]*frame #([0-9]{1,4}): (<unknown function>|[^ (\n]{1,300}?)(?:\(| \+ 0x)"),
     ("signal", r"Signal ([0-9]{1,3}) \((SIG[A-Z0-9]{1,12}|<N/A>)\) received by PID ([0-9]{1,10})"),
     ("fatal", r"Fatal Python error: ([^\n]{1,300})$"),
     # a process ended by a signal, in the words of the shell that started it: bash's
@@ -167,6 +173,17 @@ RULES: list[tuple[str, str]] = [
 ]
 _COMPILED = [(kind, re.compile(regex)) for kind, regex in RULES]
 
+#: what a progress bar is of. The decoration removes a bar with its description
+#: (`text.DECORATION_RULES`: the next record is glued behind it), so these are searched in the
+#: line as printed (its first physical line, MAX_LINE characters), when its text is no event:
+#: a dataset's preprocessing (Hugging Face datasets' `Map (num_proc=32):  45%|`, `Filter:`, a
+#: trainer's `Tokenizing Prompts (num_proc=64):`, `Running tokenizer on dataset:`)
+PRINTED_RULES: list[tuple[str, str]] = [
+    ("phase:data-preprocessing", r"(?:^|[ \t\r])(?:Map|Filter|Tokenizing(?: [A-Za-z]{1,20}){0,3}|Running tokenizer on"
+                                 r"(?: [A-Za-z]{1,20}){1,3})(?: \(num_proc=[0-9]{1,4}\))?:[ \t]{0,8}[0-9]{1,3}%\|"),
+]
+_PRINTED = [(kind, re.compile(regex)) for kind, regex in PRINTED_RULES]
+
 #: TORCH_DISTRIBUTED_DEBUG=DETAIL's mismatch report names two ranks and their collectives; the
 #: rank whose collective differs from everyone else's is the one that went astray
 FINGERPRINT = (r"Rank ([0-9]{1,6}) is running collective: CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, "
@@ -199,8 +216,21 @@ def recognise(text: str) -> tuple[str, tuple] | None:
     return None
 
 
+def recognise_printed(raw: str) -> tuple[str, tuple] | None:
+    """The event a line is by what it shows as printed (`PRINTED_RULES`), if any."""
+    for kind, regex in _PRINTED:
+        match = regex.search(raw)
+        if match:
+            return kind, tuple("" if g is None else g for g in match.groups())
+    return None
+
+
 def rules_for_javascript() -> list[list[str]]:
     return [[kind, regex] for kind, regex in RULES]
+
+
+def printed_rules_for_javascript() -> list[list[str]]:
+    return [[kind, regex] for kind, regex in PRINTED_RULES]
 
 
 # -- time ------------------------------------------------------------------------------------------

@@ -45,6 +45,8 @@ RAISED_WITHOUT_MESSAGE: str = SHARED["raised_without_message"]
 
 #: an unexplained error whose text says it is waiting on, or reporting, a failure elsewhere
 CONSEQUENCE_HINTS = re.compile(SHARED["consequence_hints"])
+#: the frames of a C++ backtrace that build the error rather than raise it
+CPP_ERROR_FRAMES = re.compile(SHARED["cpp_error_frames"])
 #: exit statuses that mean the launcher stopped the process because another failed
 STOPPED_BY_LAUNCHER = frozenset(SHARED["stopped_by_launcher"])
 #: signals a launcher (or a user) sends to stop a process: how it died, not why the job failed
@@ -69,6 +71,9 @@ class Failure:
     end: int = 0                    # last line of the group so far
     explained_by: str | None = None
     consequence: bool = False
+    #: a C++ error's raising frames, from the backtrace printed with it: (line, file, function,
+    #: text), the file "" for a `frame #N:` line (its function then qualified: `c10d::X::f`)
+    cpp_frames: list = field(default_factory=list)
 
     def key(self) -> tuple:
         return self.kind, self.text
@@ -101,6 +106,7 @@ class _Stream:
     last_time: tuple[str, int] | None = None   # the latest timestamp this stream printed, and where
     chained: bool = False
     group: int = 0
+    trace: dict | None = None        # the C++ backtrace being printed: its lines, raising frames, error
 
 
 #: the events that carry an error's message: a c10 backtrace within BACKTRACE_GAP lines below one is its own
@@ -127,6 +133,8 @@ class LogModel:
         self._record: LauncherFailure | None = None
         self._pending_cpp: Failure | None = None
         self._raised: Failure | None = None   # the first c10 backtrace header: an error, if nothing else is
+        self._last_cpp: Failure | None = None  # the last C++ exception (`terminate called ...`)
+        self.cpp_traces: list[list] = []       # every C++ backtrace's raising frames (kept: MAX_FAILURES)
         self._said: dict[str, int] = {}       # stream → the line of its last message (its backtrace follows it)
         self._said_last = -1                  # the last message's line, any stream's
         self._groups = 0
@@ -193,10 +201,10 @@ class LogModel:
                 if len(self.collectives) < MAX_STREAMS:
                     self.collectives.setdefault(rank, collective)
         elif kind == "cpp-throw":
-            self._pending_cpp = self._add(self._failure(number, line, "cpp", f"terminate called after throwing an "
-                                                        f"instance of '{groups[0]}"))
+            self._pending_cpp = self._cpp(number, line, state, f"terminate called after throwing an instance of "
+                                                             f"'{groups[0]}")
         elif kind == "cpp-terminate":
-            self._add(self._failure(number, line, "cpp", "terminate called without an active exception"))
+            self._cpp(number, line, state, "terminate called without an active exception")
         elif kind == "cpp-what":
             # `what():` follows its `terminate called`, from the same process or printed by the C++
             # runtime without the launcher's prefix
@@ -211,8 +219,13 @@ class LogModel:
             # (an unprefixed backtrace, as c10 prints it to a launcher's stderr, may follow any
             # process's message)
             said = self._said.get(line.stream) if line.stream else (self._said_last if self._said_last >= 0 else None)
+            raised = None
             if self._raised is None and (said is None or number - said > BACKTRACE_GAP):
-                self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
+                raised = self._raised = self._failure(number, line, "cpp", RAISED_WITHOUT_MESSAGE.format(*groups))
+            file = groups[1].rsplit(":", 1)[0]
+            self._trace(number, line, state, None, (number, file, groups[0], _cut(line.text.strip())), raised)
+        elif kind == "cpp-frame":
+            self._trace(number, line, state, int(groups[0]), (number, "", groups[1], _cut(line.text.strip())))
         elif kind == "fatal":
             # the line as printed: Python's "Fatal Python error: ...", a shell's signal report, glibc's abort
             self._add(self._failure(number, line, "fatal", line.text.strip()[:300]))
@@ -255,6 +268,67 @@ class LogModel:
                 state.traceback_open = False
         if not self.failures and self._raised is not None:
             self._add(self._raised)
+        if self.one_node():
+            # torchrun's agent names the failed process by its local rank (the first to fail, by
+            # the time it exited: the one its `Root Cause` record names); on one node that is its rank
+            for record in self.launcher:
+                if record.source == "torchrun-agent" and record.rank is None:
+                    record.rank = record.local_rank
+
+    def report_lines(self) -> set[int]:
+        """The lines where a launcher reported a failed process."""
+        return {record.line for record in self.launcher}
+
+    def one_node(self) -> bool:
+        """The log shows at most one host, and no launcher record whose rank differs from its
+        local rank: its processes' local ranks are their ranks."""
+        hosts = {state.host for state in self.streams.values() if state.host}
+        hosts |= {record.host for record in self.launcher if record.host}
+        return len(hosts) <= 1 and all(record.rank == record.local_rank for record in self.launcher
+                                       if record.source == "torchrun-report" and record.rank is not None)
+
+    def _cpp(self, number: int, line: LogLine, state: _Stream, text: str) -> Failure:
+        """A C++ exception that ended the process. The backtrace printed just before it (the
+        watchdog logs its exception's backtrace, then rethrows it) is its own: one error, one event."""
+        failure = self._add(self._failure(number, line, "cpp", text))
+        trace = state.trace
+        if trace is not None and trace["failure"] is None and 0 < number - trace["end"] <= BACKTRACE_GAP:
+            trace["failure"], failure.cpp_frames, failure.start = failure, trace["frames"], trace["start"]
+        self._last_cpp = failure
+        return failure
+
+    def _trace(self, number: int, line: LogLine, state: _Stream, frame_no: int | None, candidate: tuple,
+               raised: Failure | None = None) -> None:
+        """A line of a C++ backtrace: c10's header (`Exception raised from F at FILE:N`, frame_no
+        None) or a `frame #N:` line. Its raising frames: the header's function, and the first frame
+        that is not c10's error machinery (`c10::Error::Error`, `c10::detail::torchCheckFail`).
+        A backtrace that begins just below a C++ exception (after its `what():`) is that
+        exception's; one whose header is the only sign of an error is that error's."""
+        trace = state.trace
+        if trace is None or number - trace["end"] > BACKTRACE_GAP or frame_no is None \
+                or (frame_no == 0 and trace["framed"]):
+            trace = state.trace = {"start": number, "end": number, "framed": False, "looking": True, "frames": [],
+                                   "failure": None}
+            if len(self.cpp_traces) < MAX_FAILURES:
+                self.cpp_traces.append(trace["frames"])
+            last = self._last_cpp
+            if last is None or not fits(last.stream, line.stream) or last.cpp_frames \
+                    or not 0 < number - last.end <= BACKTRACE_GAP:
+                last = raised
+            if last is not None:
+                trace["failure"], last.cpp_frames = last, trace["frames"]
+        trace["end"] = number
+        if frame_no is None:
+            trace["frames"].append(candidate)
+        else:
+            trace["framed"] = True
+            name = candidate[2]
+            if trace["looking"] and not CPP_ERROR_FRAMES.match(name):
+                trace["looking"] = False
+                if name != "<unknown function>":
+                    trace["frames"].append(candidate)
+        if trace["failure"] is not None:
+            trace["failure"].end = max(trace["failure"].end, number)
 
     def _failure(self, number: int, line: LogLine, kind: str, text: str) -> Failure:
         return Failure(line=number, stream=line.stream, rank=line.rank, host=line.host, time=line.time, kind=kind,
@@ -343,6 +417,21 @@ def fits(a: str, b: str) -> bool:
     return not a or not b or a == b
 
 
+def backtrace_frames(text: str) -> list[tuple[str, str]]:
+    """The raising frames (file, function) of every C++ backtrace in a text, as the log model
+    reads them: what an entry's example shows (E057, the mutation check)."""
+    from .events import recognise
+    from .logline import parse_line
+
+    model = LogModel()
+    for number, raw in enumerate(text.split("\n")):
+        line = parse_line(raw)
+        event = recognise(line.text)
+        if event is not None:
+            model.feed(number, line, *event)
+    return [(file, function) for frames in model.cpp_traces for _n, file, function, _text in frames]
+
+
 # -- the incident ----------------------------------------------------------------------------------
 @dataclass
 class Incident:
@@ -369,14 +458,14 @@ def explain(model: LogModel, matches: list, consequence_entries: Set[str], warni
     by_stream: dict[str, list] = {}
     for match in matches:
         by_stream.setdefault(match.stream, []).append(match)
+    reports = model.report_lines()
     for failure in model.failures:
-        end = failure.end + MESSAGE_LINES
         best = None
         for stream, found in by_stream.items():
             if not fits(stream, failure.stream):
                 continue
             for match in found:
-                if any(failure.start <= n <= end for n in match.lines):
+                if covers(failure, match.lines, reports):
                     best = best or match
         if best is None and failure.text == INCOMPLETE_TRACEBACK:
             best = _just_before(failure, by_stream, warning_entries)
@@ -395,6 +484,14 @@ def explain(model: LogModel, matches: list, consequence_entries: Set[str], warni
         if failure.stream in waited and failure.line > waited[failure.stream] and not failure.explained_by \
                 and failure.kind != "signal":
             failure.consequence = True
+
+
+def covers(failure: Failure, lines, reports: Set[int]) -> bool:
+    """A match on these lines covers the failure: a line of its traceback, or one of the lines
+    below its exception line that may still be its message; a launcher's report of a process's
+    exit (torchrun's agent line) is never an exception's message."""
+    end = failure.end + MESSAGE_LINES
+    return any(failure.start <= n <= end and (n <= failure.end or n not in reports) for n in lines)
 
 
 def _just_before(failure: Failure, by_stream: dict, warning_entries: Set[str]):

@@ -140,6 +140,10 @@ PHASES = {
                    "entries": ["torchrun-rendezvous-timeout", "distributed-init-hang"]},
     "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)", "entries": []},
     "checkpoint-load": {"title": "checkpoint loading", "entries": []},
+    # the other ranks wait at a barrier while one preprocesses, past the collective timeout; a
+    # `num_proc` map on a spawn platform (Windows, macOS) runs the unguarded script again per worker
+    "data-preprocessing": {"title": "dataset preprocessing (a map over the dataset)",
+                           "entries": ["nccl-watchdog-collective-timeout", "multiprocessing-spawn-main-not-guarded"]},
 }
 #: a phase's line this close to the end of the log is where the log stops
 PHASE_TAIL = 10

@@ -28,8 +28,8 @@ from typing import BinaryIO, Iterable, Iterator
 import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
-from .events import EXCEPTION_ANCHORS, recognise
-from .incident import INCOMPLETE_TRACEBACK, MESSAGE_LINES, Failure, LogModel, fits
+from .events import EXCEPTION_ANCHORS, recognise, recognise_printed
+from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
 from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
@@ -519,8 +519,15 @@ class Scanner:
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
-        event = recognise(line.text) if self._events.search(raw) else None
+        event = self._event_of(line, raw)
         return line, candidates, step_hit, event
+
+    def _event_of(self, line: LogLine, raw: bytes) -> tuple | None:
+        """The event a candidate line is: by its text, else by what its first physical line shows
+        as printed (a progress bar the decoration removed)."""
+        if not self._events.search(raw):
+            return None
+        return recognise(line.text) or recognise_printed(raw.split(b"\n", 1)[0].decode("utf-8", "replace")[:MAX_LINE])
 
 
 
@@ -541,7 +548,8 @@ def core_holds(match: Match, error_lines: set[int]) -> bool:
     return not match.by_core or len(match.signature.core) >= SURE_CORE or match.lines[0] in error_lines
 
 
-def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[Match]) -> list[tuple[Match, LogLine]]:
+def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[Match],
+                  reports: frozenset[int] | set[int] = frozenset()) -> list[tuple[Match, LogLine]]:
     """A traceback that no signature explains, whose message line is missing (an excerpt cut
     short) or cut before the pattern could match, is the failure whose declared raising frame
     (`frames:`) is its last frame: file by its path's end, function by name. That frame must be
@@ -551,11 +559,15 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
     frame's line (the signatures in table order: E057 keeps a frame to one entry)."""
     found = []
     for failure in failures:
+        if failure.kind == "cpp" and failure.cpp_frames:
+            if not _covered(failure, matches, reports):
+                found += _cpp_frame_match(failure, table)
+            continue
         if failure.kind != "exception" or failure.frame is None:
             continue
         number, file, function, raising = failure.frame
         numbers = table.by_function.get(function)
-        if not numbers or _covered(failure, matches):
+        if not numbers or _covered(failure, matches, reports):
             continue
         shown = "" if failure.text == INCOMPLETE_TRACEBACK else failure.text.split(":", 1)[0].rsplit(".", 1)[-1]
         if not shown and not raising:
@@ -572,10 +584,33 @@ def frame_matches(failures: list[Failure], table: SignatureTable, matches: list[
     return found
 
 
-def _covered(failure: Failure, matches: list[Match]) -> bool:
+def _cpp_frame_match(failure: Failure, table: SignatureTable) -> list[tuple[Match, LogLine]]:
+    """A C++ error whose message no signature matched (cut, missing, reworded), named by a
+    declared raising frame of the backtrace printed with it (`LogModel._trace`): c10's header gives
+    the source file and function; a `frame #N:` line gives the function qualified by its class,
+    which C++ names after its file (`c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout` is defined in
+    ProcessGroupNCCL.cpp). The exception class is C++'s, so none is compared."""
+    for number, file, function, text in failure.cpp_frames:
+        for n in table.by_function.get(function.rsplit("::", 1)[-1], ()):
+            sig = table.signature(n)
+            if any(cpp_frame_fits(file, function, suffix, name) for suffix, name in sig.frames):
+                return [(Match(sig, [number], failure.stream, by_frame=True),
+                         LogLine(text=text, rank=failure.rank, host=failure.host, time=None))]
+    return []
+
+
+def cpp_frame_fits(file: str, function: str, suffix: str, name: str) -> bool:
+    """Is a C++ backtrace's raising frame (`file` "" for a `frame #N:` line) the declared one?"""
+    if file:
+        path = file.replace("\\", "/")
+        return function == name and (path == suffix or path.endswith("/" + suffix))
+    scopes = function.split("::")
+    return len(scopes) > 1 and scopes[-1] == name and suffix.rsplit("/", 1)[-1].split(".", 1)[0] in scopes[:-1]
+
+
+def _covered(failure: Failure, matches: list[Match], reports: set[int]) -> bool:
     """A signature matched a line of the failure's traceback or just below it (as `incident.explain` reads it)."""
-    end = failure.end + MESSAGE_LINES
-    return any(fits(m.stream, failure.stream) and any(failure.start <= n <= end for n in m.lines) for m in matches)
+    return any(fits(m.stream, failure.stream) and covers(failure, m.lines, reports) for m in matches)
 
 
 class _Scan:
@@ -604,7 +639,7 @@ class _Scan:
         model = self.report.model
         assert model is not None   # (made with the report, in __init__)
         model.finish()
-        for match, line in frame_matches(model.failures, self.table, self.report.matches):
+        for match, line in frame_matches(model.failures, self.table, self.report.matches, model.report_lines()):
             self.report.matches.append(match)
             self.report.hit_lines[match.lines[0]] = line
             self.report.match_lines.setdefault(match.signature.entry_id, []).append(match.lines[0])
@@ -704,7 +739,7 @@ class _Scan:
             if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
                                                          for n in candidates):
                 line = joined
-                event = recognise(line.text) if self.scanner._events.search(raw) else None
+                event = self.scanner._event_of(line, raw)
         if event is not None:
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
             if event[0] == "frame":

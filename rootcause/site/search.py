@@ -29,6 +29,7 @@ from ..matching.ranking import CONSEQUENCE_CHECKS, PHASE_TAIL, PHASES
 from ..matching.rows import EntryInfo
 from ..matching.events import ANCHORS as EVENT_ANCHORS
 from ..matching.events import EXCEPTION_ANCHORS, EXCEPTION_KINDS, FINGERPRINT
+from ..matching.events import printed_rules_for_javascript as printed_event_rules
 from ..matching.events import rules_for_javascript as event_rules
 from ..matching.incident import BACKTRACE_GAP, MAX_FAILURES, MESSAGES
 from ..matching.scanner import (ERROR_EVENTS, FRAME_GAP, MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE,
@@ -296,6 +297,7 @@ def _rules_top() -> dict[str, bytes]:
         "decoration_needs": [list(marks) for marks in DECORATION_NEEDS],
         "shared": SHARED,
         "events": event_rules(),
+        "printed_events": printed_event_rules(),
         "event_anchors": list(EVENT_ANCHORS),
         "exception_anchors": sorted(EXCEPTION_ANCHORS),
         "exception_kinds": sorted(EXCEPTION_KINDS),

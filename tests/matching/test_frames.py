@@ -50,6 +50,34 @@ LOGS = {
                                      "    raise RuntimeError(msg)"]) + "\n",
 }
 
+# hiyouga/LlamaFactory#5558 (an excerpt of an NCCL watchdog abort, verbatim): the C++ frames of the
+# watchdog's exception, then the process's `terminate called ...` line, cut inside the class name
+CPP = [
+    "mpi-rc1ou1aw-launcher: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f7b5ae35897 in "
+    "/mnt/afs2/yaohaishen/my_conda_env/llm_mul/lib/python3.10/site-packages/torch/lib/libc10.so)",
+    "mpi-rc1ou1aw-launcher: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+    "duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f7b5c10ec62 in /mnt/afs2/yaohaishen/my_conda_env/llm_mul/"
+    "lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+    "mpi-rc1ou1aw-launcher: frame #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x1a0 (0x7f7b5c113a80 in "
+    "/mnt/afs2/yaohaishen/my_conda_env/llm_mul/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+    "mpi-rc1ou1aw-launcher: frame #6: clone + 0x43 (0x7f7ba8e23133 in /lib/x86_64-linux-gnu/libc.so.6)",
+    "mpi-rc1ou1aw-launcher: ",
+    "mpi-rc1ou1aw-launcher: terminate called after throwing an instance of 'c10::DistBackendE",
+]
+# arrival-ltd/catalyst-rl-tutorial#15 (the watchdog entry's example) without its `what():` line
+HEADER = ["terminate called after throwing an instance of 'c10::DistBackendError'",
+          "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:525 "
+          "(most recent call first):"]
+LOGS.update({
+    "cpp-frames": "\n".join(CPP) + "\n",
+    "cpp-header": "\n".join(HEADER) + "\n",
+    # the same function in a class not named after the declared file: not its frame
+    "cpp-other-class": "\n".join(CPP).replace("ProcessGroupNCCL::WorkNCCL::checkTimeout", "Store::checkTimeout") + "\n",
+    # the backtrace far above the terminate line is not its own
+    "cpp-far": "\n".join(CPP[:4] + ["mpi-rc1ou1aw-launcher: step"] * 4 + CPP[5:]) + "\n",
+})
+CPP_ENTRY = "nccl-watchdog-collective-timeout"
+
 
 @pytest.fixture(scope="module")
 def bundled():
@@ -86,6 +114,24 @@ def test_a_whole_message_still_wins_over_the_frame(bundled):
     report = bundled.diagnose_text("\n".join(FRAMES + ["ValueError: Attempting to unscale FP16 gradients."]), 3)
     assert report["results"][0]["confidence"] == "high"
     assert report["results"][0]["confidence_text"] != FRAME_WORDS
+
+
+def test_a_cpp_error_is_named_by_the_raising_frame_of_its_backtrace(bundled):
+    """One error, one event: the watchdog's backtrace and the `terminate` line that follows it are
+    one C++ error, whose raising frame (`WorkNCCL::checkTimeout`, declared by the watchdog entry as
+    `checkTimeout` in ProcessGroupNCCL.cpp) names it, with or without c10's header."""
+    for name in ("cpp-frames", "cpp-header"):
+        report = bundled.diagnose_text(LOGS[name], 3)
+        assert report["status"] == "consequences", name
+        assert report["unknown"] == [], name
+        top = report["results"][0]
+        assert (top["entry"], top["confidence_text"]) == (CPP_ENTRY, FRAME_WORDS), name
+        assert "checkTimeout" in top["lines"][0]["text"], name
+    for name in ("cpp-other-class", "cpp-far"):
+        report = bundled.diagnose_text(LOGS[name], 3)
+        assert report["status"] == "unknown", name
+        assert report["first_failure"]["text"].startswith("terminate called after throwing"), name
+        assert CPP_ENTRY not in [r["entry"] for r in report["results"]], name
 
 
 def test_the_browser_reads_frames_as_the_command_line_does(tmp_path_factory, tmp_path):

@@ -258,13 +258,102 @@ def test_a_c10_backtrace_below_its_message_adds_no_second_error(diagnose):
     assert not any("whose message is not in the log" in u["text"] for u in report["unknown"])
 
 
-def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose):
+def test_a_terminate_line_cut_inside_the_class_name_is_still_an_error(diagnose, tmp_path):
     """An excerpt of a watchdog abort that ends inside `terminate called after throwing an instance
     of 'c10::DistBackendE`: the process was ended by a C++ exception, so the log is not healthy;
-    the report quotes the class as far as the log shows it, adding no closing quote."""
+    the report quotes the class as far as the log shows it, adding no closing quote. With the
+    watchdog's backtrace above it (the whole excerpt), that backtrace's raising frame
+    (`WorkNCCL::checkTimeout`) says which error it is: the watchdog's timeout."""
     log = THREADS / "llamafactory-5558.log"
-    assert log.read_text(encoding="utf-8").rstrip().endswith("instance of 'c10::DistBackendE")
-    report = diagnose(log)
+    text = log.read_text(encoding="utf-8")
+    assert text.rstrip().endswith("instance of 'c10::DistBackendE")
+    alone = tmp_path / "terminate-only.log"
+    alone.write_text(text.rstrip().splitlines()[-1] + "\n", encoding="utf-8")
+    report = diagnose(alone)
     assert report["status"] == "unknown"
     assert report["first_failure"]["text"] == "terminate called after throwing an instance of 'c10::DistBackendE"
     assert report["first_failure"]["host"] == "mpi-rc1ou1aw-launcher"
+    report = diagnose(log)
+    assert meta(log)["label"] == "nccl-watchdog-collective-timeout"
+    assert report["status"] == "consequences" and report["unknown"] == []
+    assert report["first_failure"]["entry"] == "nccl-watchdog-collective-timeout"
+
+
+@pytest.mark.parametrize("name, rank", [("mmdet-6588", 0), ("modded-nanogpt-8", 5), ("colossalai-3514", 3)])
+def test_on_one_node_the_agents_local_rank_names_the_first_failing_rank(diagnose, name, rank):
+    """torchrun's agent reports the process that failed first by its local rank:
+    `failed (exitcode: 1) local_rank: 0 (pid: 3208990) of binary: ...` (open-mmlab/mmdetection#6588,
+    after an unprefixed AssertionError traceback), `... local_rank: 5 (pid: 119) ...`
+    (KellerJordan/modded-nanogpt#8, the workers' tracebacks not in the excerpt), `(exitcode: -9)
+    local_rank: 3` (hpcaitech/ColossalAI#3514). On a log that shows one node that is the rank."""
+    log = THREADS / f"{name}.log"
+    assert meta(log)["first_rank"] == rank
+    assert f"local_rank: {rank} (pid: " in log.read_text(encoding="utf-8")
+    assert diagnose(log)["first_failure"]["rank"] == rank
+
+
+def test_on_several_nodes_the_agents_local_rank_is_not_a_rank(diagnose, tmp_path):
+    """The same agent line (KellerJordan/modded-nanogpt#8) behind pdsh's host prefixes of two nodes
+    (the other node's line an event line the log model reads: NCCL's bootstrap): local rank 5 of
+    `node-b` is not rank 5, so the report names no rank rather than a wrong one."""
+    agent = ("E1006 18:04:10.454885 126467783853248 torch/distributed/elastic/multiprocessing/api.py:826] failed "
+             "(exitcode: 1) local_rank: 5 (pid: 119) of binary: /opt/conda/envs/py_3.9/bin/python")
+    log = tmp_path / "two-nodes.log"
+    nccl = ":4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>"
+    log.write_text(f"node-a{nccl}\nnode-b: {agent}\n", encoding="utf-8")
+    report = diagnose(log)
+    assert report["launcher"] and report["first_failure"]["rank"] is None
+    one = tmp_path / "one-node.log"
+    one.write_text(f"node-b{nccl}\nnode-b: {agent}\n", encoding="utf-8")
+    assert diagnose(one)["first_failure"]["rank"] == 5
+
+
+def test_the_agents_line_below_an_exception_is_not_its_message(diagnose):
+    """open-mmlab/mmdetection#6588: an unprefixed `AssertionError` traceback, then torchrun's
+    `ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid:
+    3208990) of binary: ...` on the next line. The agent's line matches torchrun's summary
+    (a consequence), but a launcher's report of an exit is never the message of the exception
+    above it: the AssertionError stays the failure no entry explains."""
+    log = THREADS / "mmdet-6588.log"
+    assert meta(log)["label"] == "none"
+    report = diagnose(log)
+    assert report["status"] == "unknown"
+    assert report["first_failure"]["text"] == "AssertionError" and report["first_failure"]["rank"] == 0
+    assert "torchrun-child-failed-error" in [r["entry"] for r in report["results"]]
+
+
+def test_the_agents_line_and_the_launchers_cut_traceback_are_torchruns_summary(diagnose):
+    """hiyouga/LlamaFactory#7233: the agent's SIGTERM lines, `failed (exitcode: 1) local_rank: 2
+    (pid: 2958760)`, and torchrun's own traceback cut inside `elastic_launch(`: the log shows
+    torchrun's summary of a worker that failed (its error is not in the excerpt), on rank 2."""
+    log = THREADS / "llamafactory-7233.log"
+    assert meta(log)["label"] == "torchrun-child-failed-error"
+    report = diagnose(log)
+    assert report["status"] == "consequences"
+    assert report["first_failure"]["entry"] == "torchrun-child-failed-error"
+    assert report["first_failure"]["rank"] == meta(log)["first_rank"] == 2
+    assert not report["unknown"]
+
+
+def test_a_log_that_stops_in_dataset_preprocessing_lists_its_hangs_as_possible(diagnose):
+    """axolotl-ai-cloud/axolotl#2684 ends in `Tokenizing Prompts (num_proc=64): 74%|███████▎ |
+    264524/359152 [17:36<08:52, 177.69 examples/s]` (rank 0 tokenised past the distributed timeout
+    while the others waited). The decoration drops a progress bar with its description, so the
+    phase is read from the line as printed. No failure is claimed; the hangs of that phase are
+    listed as possible."""
+    log = THREADS / "axolotl-2684.log"
+    report = diagnose(log)
+    assert report["status"] == "none" and report["first_failure"] is None
+    assert report["stopped"]["phase"] == "data-preprocessing"
+    assert report["stopped"]["line"] == 10
+    assert [e["entry"] for e in report["stopped"]["entries"]][0] == meta(log)["label"]
+    assert report["headline"].startswith("No failure found.")
+
+
+def test_a_preprocessing_bar_far_from_the_end_is_not_where_the_log_stops(diagnose, tmp_path):
+    """The same bar (axolotl-ai-cloud/axolotl#2684), then training goes on: no phase is named."""
+    bar = "Tokenizing Prompts (num_proc=64): 74%|███████▎ | 264524/359152 [17:36<08:52, 177.69 examples/s]"
+    log = tmp_path / "trained.log"
+    log.write_text(bar + "\n" + "".join(f"{{'loss': 1.{n}, 'epoch': 0.{n}}}\n" for n in range(20)), encoding="utf-8")
+    report = diagnose(log)
+    assert report["status"] == "none" and report["stopped"] is None

@@ -192,6 +192,44 @@ LOGS: dict[str, str] = {
                                "[rank1]:node-1:4243:4243 [1] NCCL INFO Channel 00/02 :    0   1"),
     "init-then-training": join("[rank0]:node-1:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
                                *(f"[rank0]: step {n} loss 2.{n}" for n in range(12))),
+    # torchrun's agent names the first failed process by its local rank: the rank on one node only
+    "agent-local-rank-one-node": join("Traceback (most recent call last):", "AssertionError",
+                                      "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                                      "local_rank: 2 (pid: 3208990) of binary: /usr/bin/python"),
+    "agent-local-rank-two-nodes": join("node-a:4242:4242 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.7<0>",
+                                       "node-b: ERROR:torch.distributed.elastic.multiprocessing.api:failed "
+                                       "(exitcode: 1) local_rank: 2 (pid: 3208990) of binary: /usr/bin/python"),
+    # the agent's line right below an exception is not its message; alone, it explains the
+    # launcher's traceback cut short below it
+    "agent-line-below-exception": join("Traceback (most recent call last):", '  File "train.py", line 3, in <module>',
+                                       "AssertionError",
+                                       "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) "
+                                       "local_rank: 0 (pid: 3208990) of binary: /usr/bin/python"),
+    "agent-line-then-launcher-traceback": join("E0310 13:05:12.350000 2958665 site-packages/torch/distributed/elastic/"
+                                               "multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 2 "
+                                               "(pid: 2958760) of binary: /usr/bin/python",
+                                               "Traceback (most recent call last):",
+                                               '  File "/usr/bin/torchrun", line 8, in <module>',
+                                               "    sys.exit(main())"),
+    # a progress bar's description, dropped by the decoration, names the phase as printed
+    "stops-in-preprocessing": join("Map (num_proc=32):   0%|          | 0/427 [00:00<?, ? examples/s]",
+                                   "Tokenizing Prompts (num_proc=64): 74%|███████▎ | 264524/359152 [17:36<08:52]",
+                                   "Filter:  88%|████████  | 22/25\rFilter: 100%|██████████| 25/25"),
+    # a C++ error known by its backtrace's raising frame (hiyouga/LlamaFactory#5558's lines: the
+    # watchdog's frames, then its terminate line cut inside the class name), or by c10's header
+    "cpp-frames-then-cut-terminate": join(
+        "mpi-rc1ou1aw-launcher: frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 "
+        "(0x7f7b5ae35897 in /mnt/afs2/yaohaishen/my_conda_env/llm_mul/lib/python3.10/site-packages/torch/lib/libc10.so)",
+        "mpi-rc1ou1aw-launcher: frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::"
+        "duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f7b5c10ec62 in /mnt/afs2/yaohaishen/my_conda_env/"
+        "llm_mul/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+        "mpi-rc1ou1aw-launcher: frame #4: <unknown function> + 0xd3b55 (0x7f7ba7bccb55 in /mnt/afs2/yaohaishen/"
+        "my_conda_env/llm_mul/bin/../lib/libstdc++.so.6)",
+        "mpi-rc1ou1aw-launcher: ",
+        "mpi-rc1ou1aw-launcher: terminate called after throwing an instance of 'c10::DistBackendE"),
+    "cpp-terminate-then-header": join("terminate called after throwing an instance of 'c10::DistBackendError'",
+                                      "Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+                                      "ProcessGroupNCCL.cpp:525 (most recent call first):"),
     "no-match": join("[rank0]: step 1 loss 11.02", "[rank0]: saving checkpoint to /ckpt/global_step1",
                      "[rank0]: CUDA out of memory? no: memory is fine"),
     "empty": "",
@@ -318,6 +356,10 @@ def test_cases_exercise_what_they_claim(both):
     assert stopped["status"] == "none" and stopped["stopped"]["phase"] == "nccl-init" and stopped["stopped"]["line"] == 3
     assert "The log stops during NCCL initialisation (line 3)" in stopped["headline"]
     assert both["init-then-training@top5"][0]["stopped"] is None
+    preprocessing = both["stops-in-preprocessing@top5"][0]["stopped"]
+    assert (preprocessing["phase"], preprocessing["line"]) == ("data-preprocessing", 3)
+    assert both["agent-local-rank-one-node@top5"][0]["first_failure"]["rank"] == 2
+    assert both["agent-local-rank-two-nodes@top5"][0]["first_failure"]["rank"] is None
     assert top_entry("astral-before-cut") == "cuda-out-of-memory"
     assert top_entry("carriage-return-inside-any") == "nccl-watchdog-collective-timeout"
     assert top_entry("long-line-anchor-after-cut") is None
@@ -383,7 +425,7 @@ def synthetic_data(site: Path) -> dict:
             signatures.append(compile_signature(entry_id, index, sig).as_json())
     return {"version": 1, "rules": built["rules"], "limits": built["limits"], "signatures": signatures,
             "decoration": built["decoration"], "decoration_needs": built["decoration_needs"], "shared": built["shared"],
-            "events": built["events"], "event_anchors": built["event_anchors"],
+            "events": built["events"], "printed_events": built["printed_events"], "event_anchors": built["event_anchors"],
             "fingerprint": built["fingerprint"], "exception_anchors": built["exception_anchors"],
             "exception_kinds": built["exception_kinds"],
             "consequences": SYNTHETIC_CONSEQUENCES,

@@ -14,10 +14,12 @@ MODULES = ("logline", "events", "signatures", "incident", "ranking", "scanner", 
 #: Python's name → its twin's, where the twin is named otherwise
 RENAMED = {"report_json": "reportOf", "_role": "roleOf", "_lines_of": "entryJson", "_signal": "feed",
            "fingerprints": "oddCollective", "_take_line": "take", "_match": "result", "_scan_block": "scan",
-           "first_line": "findingsOf"}
+           "first_line": "findingsOf", "recognise_printed": "recognise"}
 #: what only the Python side has, and why the browser needs no twin of it
 PYTHON_ONLY = {
     "rules_for_javascript": "writes the rules the browser receives as data",
+    "printed_rules_for_javascript": "writes the rules the browser receives as data",
+    "backtrace_frames": "reads an entry's example for the checks (E057, the mutation check)",
     "marked_lines": "marks an example on the entry's page at build time",
     "anchors_of": "the browser collects the same anchors where it reads a signature",
     "compile_signature": "compiles an entry's signature; the browser reads compiled ones",

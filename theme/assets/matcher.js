@@ -271,7 +271,7 @@
   // `declare` when a Matcher is made (a site's matcher and its signatures come from one build).
   var shared = null, TIME_RULES = [], DAYS_BEFORE = [], MAX_FAILURES, MAX_LAUNCHER_RECORDS, MAX_STREAMS, MESSAGE_LINES,
     MAX_TEXT, TIME_BEFORE_TRACEBACK, INCOMPLETE_TRACEBACK, CONSEQUENCE_HINTS, STOPPED_BY_LAUNCHER, STOP_SIGNALS,
-    CONFIDENCE_WORDS, CONSEQUENCE_WORDS;
+    CONFIDENCE_WORDS, CONSEQUENCE_WORDS, CPP_ERROR_FRAMES;
   function declare(data) {
     shared = data.shared;
     var limits = shared.limits;
@@ -287,6 +287,7 @@
     STOP_SIGNALS = new Set(shared.stop_signals);
     CONFIDENCE_WORDS = shared.confidence_words;
     CONSEQUENCE_WORDS = shared.consequence_words;
+    CPP_ERROR_FRAMES = new RegExp(shared.cpp_error_frames);
   }
   function raisedWithoutMessage(where, file) {
     return shared.raised_without_message.replace("{0}", function () { return where; })
@@ -305,6 +306,7 @@
     this.watchdog = new Map(); this.lagging = new Set(); this.ranksSeen = new Set(); this.completed = new Map();
     this.lastPhase = null;
     this.rootNext = false; this.record = null; this.pendingCpp = null; this.raised = null; this.groups = 0;
+    this.lastCpp = null; this.cppTraces = [];
     this.said = new Map(); this.saidLast = -1; this.messageEvents = new Set(); this.backtraceGap = 3;
     this.collectives = new Map(); this.launcherStarted = false; this.fingerprint = null; this.finished = false;
   }
@@ -312,7 +314,7 @@
     var state = this.streams.get(line.stream);
     if (!state) {
       state = { rank: line.rank, host: line.host, tracebackOpen: false, tracebackStart: 0, lastFrame: null, frame: null,
-                lastLine: 0, lastTime: null, chained: false, group: 0 };
+                lastLine: 0, lastTime: null, chained: false, group: 0, trace: null };
       if (this.streams.size < MAX_STREAMS) this.streams.set(line.stream, state);
     }
     return state;
@@ -324,7 +326,40 @@
   LogModel.prototype.failure = function (number, line, kind, text) {
     return { line: number, stream: line.stream, rank: line.rank, host: line.host, time: line.time, kind: kind,
              text: cutText(text), location: null, frame: null, start: number, group: 0, end: number, explainedBy: null,
-             consequence: false };
+             consequence: false, cppFrames: [] };
+  };
+  // incident.LogModel._cpp: a C++ exception; the backtrace printed just before it is its own
+  LogModel.prototype.cpp = function (number, line, state, text) {
+    var failure = this.add(this.failure(number, line, "cpp", text));
+    var trace = state.trace;
+    if (trace && !trace.failure && number - trace.end > 0 && number - trace.end <= this.backtraceGap) {
+      trace.failure = failure; failure.cppFrames = trace.frames; failure.start = trace.start;
+    }
+    this.lastCpp = failure;
+    return failure;
+  };
+  // incident.LogModel._trace: a line of a C++ backtrace (c10's header: frameNo null; or `frame #N:`)
+  LogModel.prototype.trace = function (number, line, state, frameNo, candidate, raised) {
+    var trace = state.trace, gap = this.backtraceGap;
+    if (!trace || number - trace.end > gap || frameNo === null || (frameNo === 0 && trace.framed)) {
+      trace = state.trace = { start: number, end: number, framed: false, looking: true, frames: [], failure: null };
+      if (this.cppTraces.length < MAX_FAILURES) this.cppTraces.push(trace.frames);
+      var last = this.lastCpp;
+      if (!last || !fits(last.stream, line.stream) || last.cppFrames.length || !(number - last.end > 0 && number - last.end <= gap)) {
+        last = raised || null;
+      }
+      if (last) { trace.failure = last; last.cppFrames = trace.frames; }
+    }
+    trace.end = number;
+    if (frameNo === null) trace.frames.push(candidate);
+    else {
+      trace.framed = true;
+      if (trace.looking && !CPP_ERROR_FRAMES.test(candidate[2])) {
+        trace.looking = false;
+        if (candidate[2] !== "<unknown function>") trace.frames.push(candidate);
+      }
+    }
+    if (trace.failure) trace.failure.end = Math.max(trace.failure.end, number);
   };
   LogModel.prototype.saturated = function () { return this.failures.length >= MAX_FAILURES; };
   LogModel.prototype.feed = function (number, line, kind, groups) {
@@ -361,9 +396,9 @@
         }
       }
     } else if (kind === "cpp-throw") {
-      this.pendingCpp = this.add(this.failure(number, line, "cpp", "terminate called after throwing an instance of '" + groups[0]));
+      this.pendingCpp = this.cpp(number, line, state, "terminate called after throwing an instance of '" + groups[0]);
     } else if (kind === "cpp-terminate") {
-      this.add(this.failure(number, line, "cpp", "terminate called without an active exception"));
+      this.cpp(number, line, state, "terminate called without an active exception");
     } else if (kind === "cpp-what") {
       var pending = this.pendingCpp;
       if (pending && number - pending.end <= 4 && fits(pending.stream, line.stream)) {
@@ -375,9 +410,14 @@
       // incident.LogModel.feed: a backtrace right below a message is that message's
       // an unprefixed backtrace may follow any process's message
       var said = line.stream ? this.said.get(line.stream) : (this.saidLast >= 0 ? this.saidLast : undefined);
+      var raised = null;
       if (!this.raised && (said === undefined || number - said > this.backtraceGap)) {
-        this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
+        raised = this.raised = this.failure(number, line, "cpp", raisedWithoutMessage(groups[0], groups[1]));
       }
+      var at = groups[1].lastIndexOf(":");
+      this.trace(number, line, state, null, [number, groups[1].slice(0, at), groups[0], cutText(line.text.trim())], raised);
+    } else if (kind === "cpp-frame") {
+      this.trace(number, line, state, parseInt(groups[0], 10), [number, "", groups[1], cutText(line.text.trim())], null);
     } else if (kind === "fatal") {
       // incident.LogModel.feed: the line as printed (Python's fatal error, a shell's signal report, glibc's abort)
       this.add(this.failure(number, line, "fatal", Array.from(line.text.trim()).slice(0, 300).join("")));
@@ -483,9 +523,30 @@
       }
     });
     if (!this.failures.length && this.raised) this.add(this.raised);
+    // incident.LogModel.finish: on one node, torchrun's agent's local rank is the rank
+    if (this.oneNode()) {
+      this.launcher.forEach(function (r) { if (r.source === "torchrun-agent" && r.rank === null) r.rank = r.local_rank; });
+    }
+  };
+  LogModel.prototype.reportLines = function () {
+    return new Set(this.launcher.map(function (r) { return r.line; }));
+  };
+  LogModel.prototype.oneNode = function () {
+    var hosts = new Set();
+    this.streams.forEach(function (state) { if (state.host) hosts.add(state.host); });
+    this.launcher.forEach(function (r) { if (r.host) hosts.add(r.host); });
+    return hosts.size <= 1 && this.launcher.every(function (r) {
+      return r.source !== "torchrun-report" || r.rank === null || r.rank === r.local_rank;
+    });
   };
 
   // -- the incident (incident.build_incident) -----------------------------------------------------
+  // incident.covers: a line of the failure's traceback, or below its exception line one that may
+  // still be its message (a launcher's report of an exit never is)
+  function covers(failure, lines, reports) {
+    var end = failure.end + MESSAGE_LINES;
+    return lines.some(function (n) { return failure.start <= n && n <= end && (n <= failure.end || !reports.has(n)); });
+  }
   // incident._just_before: the closest match before a cut-short traceback, not of a warning
   function justBefore(failure, byStream, warningEntries) {
     var best = null, bestLine = failure.start - MESSAGE_LINES - 1;
@@ -504,12 +565,13 @@
   function explain(model, matches, consequenceEntries, warningEntries) {
     var byStream = new Map();
     matches.forEach(function (m) { if (!byStream.has(m.stream)) byStream.set(m.stream, []); byStream.get(m.stream).push(m); });
+    var reports = model.reportLines();
     model.failures.forEach(function (failure) {
-      var end = failure.end + MESSAGE_LINES, best = null;
+      var best = null;
       byStream.forEach(function (found, stream) {
         if (!fits(stream, failure.stream)) return;
         found.forEach(function (m) {
-          if (m.lines.some(function (n) { return failure.start <= n && n <= end; })) best = best || m;
+          if (covers(failure, m.lines, reports)) best = best || m;
         });
       });
       if (!best && failure.text === INCOMPLETE_TRACEBACK) best = justBefore(failure, byStream, warningEntries);
@@ -854,6 +916,7 @@
     this.rules = compileRules(data.rules);
     this.decoration = compileDecoration(data.decoration || []);
     this.events = (data.events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
+    this.printedEvents = (data.printed_events || []).map(function (r) { return [r[0], new RegExp(r[1])]; });
     this.fingerprint = data.fingerprint ? new RegExp(data.fingerprint) : null;
     this.errorEvents = new Set(data.error_events || []);
     this.sureCore = data.sure_core || 30;
@@ -1066,7 +1129,7 @@
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
     var isError = false;
     if (m.candidates(physical.join("\n")).event) {
-      var event = recognise(line.text, m.events);
+      var event = eventOf(line, physical, m);
       if (event) {
         this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
         if (event[0] === "frame") this.frameAt.set(line.stream, n);
@@ -1134,7 +1197,7 @@
     });
     hitLines.forEach(function (_v, k) { if (!kept.has(k)) hitLines.delete(k); });
     this.model.finish();
-    frameMatches(this.model.failures, this.matcher.byFunction, matches).forEach(function (found) {
+    frameMatches(this.model.failures, this.matcher.byFunction, matches, this.model.reportLines()).forEach(function (found) {
       var m = found[0];
       matches.push(m);
       hitLines.set(m.lines[0], found[1]);
@@ -1149,14 +1212,24 @@
     return this.done;
   };
 
+  // scanner._event_of: the event a candidate line is, by its text, else by what its first physical
+  // line shows as printed (a progress bar the decoration removed: events.PRINTED_RULES)
+  function eventOf(line, physical, m) {
+    return recognise(line.text, m.events) || recognise(cut(physical[0], m.limits.max_line), m.printedEvents);
+  }
+
   // scanner.frame_matches: a traceback cut before its message, named by its declared raising frame
-  function frameMatches(failures, byFunction, matches) {
+  function frameMatches(failures, byFunction, matches, reports) {
     var found = [];
     failures.forEach(function (failure) {
+      if (failure.kind === "cpp" && failure.cppFrames.length) {
+        if (!covered(failure, matches, reports)) found = found.concat(cppFrameMatch(failure, byFunction));
+        return;
+      }
       if (failure.kind !== "exception" || !failure.frame) return;
       var number = failure.frame[0], path = failure.frame[1].split("\\").join("/"), fn = failure.frame[2];
       var sigs = byFunction.get(fn);
-      if (!sigs || covered(failure, matches)) return;
+      if (!sigs || covered(failure, matches, reports)) return;
       var shown = failure.text === INCOMPLETE_TRACEBACK ? "" : failure.text.split(":")[0].split(".").pop();
       if (!shown && !failure.frame[3]) return;
       for (var i = 0; i < sigs.length; i++) {
@@ -1175,12 +1248,34 @@
     });
     return found;
   }
+  // scanner._cpp_frame_match: a C++ error named by a declared raising frame of its backtrace
+  function cppFrameMatch(failure, byFunction) {
+    for (var i = 0; i < failure.cppFrames.length; i++) {
+      var c = failure.cppFrames[i], sigs = byFunction.get(c[2].split("::").pop()) || [];
+      for (var j = 0; j < sigs.length; j++) {
+        var sig = sigs[j];
+        if (sig.frames.some(function (frame) { return cppFrameFits(c[1], c[2], frame[0], frame[1]); })) {
+          return [[{ sig: sig, lines: [c[0]], stream: failure.stream, byCore: false, byFrame: true },
+                   makeLine(c[3], failure.rank, failure.host, null)]];
+        }
+      }
+    }
+    return [];
+  }
+  // scanner.cpp_frame_fits: the header's file and function, or a `frame #N:` line's function qualified
+  // by the declared file's name
+  function cppFrameFits(file, fn, suffix, name) {
+    if (file) {
+      var path = file.split("\\").join("/");
+      return fn === name && (path === suffix || (path.length > suffix.length && path.slice(-suffix.length - 1) === "/" + suffix));
+    }
+    var scopes = fn.split("::"), stem = suffix.split("/").pop().split(".")[0];
+    return scopes.length > 1 && scopes[scopes.length - 1] === name && scopes.slice(0, -1).indexOf(stem) >= 0;
+  }
+
   // scanner._covered: a signature matched a line of the failure's traceback or just below it
-  function covered(failure, matches) {
-    var end = failure.end + MESSAGE_LINES;
-    return matches.some(function (m) {
-      return fits(m.stream, failure.stream) && m.lines.some(function (n) { return failure.start <= n && n <= end; });
-    });
+  function covered(failure, matches, reports) {
+    return matches.some(function (m) { return fits(m.stream, failure.stream) && covers(failure, m.lines, reports); });
   }
 
   Scan.prototype.finish = function (top) { return this.matcher.reportOf(this.result(), top); };
