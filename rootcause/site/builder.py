@@ -441,6 +441,13 @@ class Plan:
     problems: list = field(default_factory=list)   # the templates' problems found so far
 
 
+def header_tabs(content_pages: list, study: list) -> list[tuple[str, str]]:
+    """The header's tabs after its own (home, entries, diagnose, coverage), as (folder, label):
+    the frequency page when the study has a row, then each content page with a `tab`. Part of
+    every page's key (`render_stamp`): every page carries the header."""
+    return ([("frequency", "What people hit")] if study else []) + [(c.slug, c.tab) for c in content_pages if c.tab]
+
+
 def plan_entries(root: Path, project, content_pages: list, asset_names: dict, memo: Memo, timings,
                  output: dict | None = None) -> Plan:
     """Stage 5a: the entries' pages, each keyed by everything it is made from (`stamps.page_key`,
@@ -459,7 +466,7 @@ def plan_entries(root: Path, project, content_pages: list, asset_names: dict, me
             release_free_memory()
         cards = {entry_id: per_entry(kept, "card", loaded, Card.of) for entry_id, loaded in catalog.entries.items()}
         related = catalog.related(kept)
-        tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        tabs = header_tabs(content_pages, project.study)
         planned = Plan([f"entries/{entry_id}/" for entry_id in catalog.entries], cards, related,
                        incoming_links(related), _renderer(config, root, asset_names, tabs, memo),
                        (config, dict(asset_names), tabs, memo.on), output, volatile_only(root, config),
@@ -526,7 +533,7 @@ def plan_pages(root: Path, project, planned: Plan, content_pages: list, asset_na
     config = catalog.config
     with timings.stage("render"):
         planned.renderer.set_assets(asset_names)   # signatures.json's address, for the diagnose page
-        tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        tabs = header_tabs(content_pages, project.study)
         stamp = render_stamp(root, config, asset_names, tabs, memo.version) if memo.on else None
         if not planned.early:
             planned.context = (config, dict(asset_names), tabs, memo.on)
