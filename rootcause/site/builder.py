@@ -441,13 +441,6 @@ class Plan:
     problems: list = field(default_factory=list)   # the templates' problems found so far
 
 
-def header_tabs(content_pages: list, study: list) -> list[tuple[str, str]]:
-    """The header's tabs after its own (home, entries, diagnose, coverage), as (folder, label):
-    the frequency page when the study has a row, then each content page with a `tab`. Part of
-    every page's key (`render_stamp`): every page carries the header."""
-    return ([("frequency", "What people hit")] if study else []) + [(c.slug, c.tab) for c in content_pages if c.tab]
-
-
 def plan_entries(root: Path, project, content_pages: list, asset_names: dict, memo: Memo, timings,
                  output: dict | None = None) -> Plan:
     """Stage 5a: the entries' pages, each keyed by everything it is made from (`stamps.page_key`,
@@ -456,7 +449,7 @@ def plan_entries(root: Path, project, content_pages: list, asset_names: dict, me
     (`render.entry_page`) to be rendered, and the entry template checked on one of them. Before
     signatures.json is made when no entry page names it (`Plan.early`), else with the other
     pages (`plan_pages`)."""
-    from .render import Card, incoming_links
+    from .render import Card, header_tabs, incoming_links
 
     catalog = project.catalog
     config = catalog.config
@@ -527,7 +520,7 @@ def plan_pages(root: Path, project, planned: Plan, content_pages: list, asset_na
     """Stage 5b: the other pages (home, lists, hubs, content pages, 404: `render.aggregate_pages`),
     keyed, and which of them the output or the store holds; each template checked on a page
     rendered now (RootcauseError with the problems of every template)."""
-    from .render import aggregate_pages, card_lists, check_templates, lists_key
+    from .render import aggregate_pages, card_lists, check_templates, header_tabs, lists_key
 
     catalog = project.catalog
     config = catalog.config

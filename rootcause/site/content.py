@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from html import unescape
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,8 +83,6 @@ def with_heading_ids(html: str) -> Markup:
     (the text lower-cased, what is not a letter, digit, space, `_` or `-` dropped, spaces as `-`,
     `-1`, `-2`... after a repeat): `[the store](internals.md#the-store)` in the repository and
     `../internals/#the-store` on the site reach the same heading."""
-    from html import unescape
-
     seen = dict.fromkeys(_TEMPLATE_IDS, 1)
 
     def anchor(match: re.Match) -> str:
@@ -217,8 +216,8 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
             title = heading.group(1).strip()
             body = body[:heading.start()] + body[heading.end():]
         pages.append(ContentPage(slug=path.stem, title=str(title), description=str(meta.get("description", "")),
-                                 body=with_page_links(with_heading_ids(markdown(body))), order=meta.get("order", 100), source=shown,
-                                 tab=str(meta.get("tab", ""))))
+                                 body=with_page_links(with_heading_ids(markdown(body))),
+                                 order=meta.get("order", 100), source=shown, tab=str(meta.get("tab", ""))))
     pages.sort(key=lambda p: (p.order, p.slug))
     return pages, problems
 

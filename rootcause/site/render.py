@@ -989,6 +989,7 @@ def diagnose_page(config: SiteConfig) -> Page:
                 {"canonical": config.base_url + "diagnose/"})
 
 
+FREQUENCY_TITLE = "What people hit"
 FREQUENCY_LINKS = 5   # threads linked per class and system; the table in the repository has them all
 #: classes drawn as bars at the top of the frequency page, at most: fewer where the next class has
 #: as many threads as the last one drawn, so that a tie is never cut by the order of names
@@ -1048,7 +1049,7 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
     chart = frequency_chart(classified, cards)
     systems = [(key, term, tallies[key]) for key, term in config.vocabularies.systems.items() if key in tallies]
     named = {c.failure for c in overall} | {c.failure for _key, _term, rows in systems for c in rows}
-    return Page("frequency/index.html", "frequency.html", "What people hit",
+    return Page("frequency/index.html", "frequency.html", FREQUENCY_TITLE,
                 f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
                 {"overall": overall, "systems": systems, "threads": len(study),
                  "cards": {failure: cards[failure] for failure in sorted(named) if failure in cards},
@@ -1056,6 +1057,13 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
                  "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
                  "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
                  "folder": config.study, "chart": chart, "canonical": config.base_url + "frequency/"})
+
+
+def header_tabs(content_pages: list[ContentPage], study: list[Report]) -> list[tuple[str, str]]:
+    """The header's tabs after its own (home, entries, diagnose, coverage), as (folder, label):
+    the frequency page when the study has a row (as `aggregate_pages` makes it), then each
+    content page with a `tab`. Part of every page's key (`render_stamp`): every page has the header."""
+    return ([("frequency", FREQUENCY_TITLE)] if study else []) + [(c.slug, c.tab) for c in content_pages if c.tab]
 
 
 def not_found_script() -> str:
