@@ -14,6 +14,7 @@ import html
 import http.server
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -206,7 +207,9 @@ reviewed: 2026-01-15
 
 
 def write_project(root: Path) -> Path:
-    """A minimal valid project in `root`: site.yml (no healthy logs), five entries, two content pages."""
+    """A minimal valid project in `root`: site.yml (no healthy logs), five entries, two content pages
+    and the repository's frequency study (most of its classes without an entry here: the frequency
+    page draws both kinds of bar)."""
     (root / "entries").mkdir(parents=True)
     (root / "content").mkdir()
     for slug, title in (("about", "About"), ("contributing", "Contributing")):  # the header's tabs link to both
@@ -216,7 +219,8 @@ def write_project(root: Path) -> Path:
                                                     "| E001 | 1 | not text |\n",
                                                     encoding="utf-8")
     site = (REPO / "site.yml").read_text(encoding="utf-8")
-    site, n = re.subn(r"(?m)^(?:healthy_logs|study):.*\n", "", site)
+    site, n = re.subn(r"(?m)^healthy_logs:.*\n", "", site)
+    shutil.copytree(REPO / "study", root / "study")
     (root / "site.yml").write_text(site, encoding="utf-8")
     copied = (REPO / "entries" / f"{COPIED_ENTRY}.yaml").read_text(encoding="utf-8")
     # its `related` targets are not in the fixture project: point it at one that is

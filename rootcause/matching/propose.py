@@ -2,8 +2,8 @@
 
 `rootcause new ID --from-log FILE` starts an entry from a log. The line is first normalised as
 the matcher reads it (decoration removed, launcher prefix split off by `logline`), then masked by
-these rules, applied in this order to the text that is still literal (README, "From a log to an
-entry", lists them):
+these rules, applied in this order to the text that is still literal (content/command-line.md,
+"From a log to an entry", lists them):
 
 | what | becomes | e.g. |
 | --- | --- | --- |

@@ -7,7 +7,7 @@ consequences, the first failing process first, warnings as notes), and declared 
 refine the order within each role: a declared cause moves above its declared consequences.
 
 The JSON report (`report_json`) is the contract that the text report, `--json` and the
-browser share; it is documented in the README.
+browser share; it is documented in content/command-line.md (the site's Command line page).
 """
 
 from __future__ import annotations

@@ -449,7 +449,7 @@ def plan_entries(root: Path, project, content_pages: list, asset_names: dict, me
     (`render.entry_page`) to be rendered, and the entry template checked on one of them. Before
     signatures.json is made when no entry page names it (`Plan.early`), else with the other
     pages (`plan_pages`)."""
-    from .render import Card, incoming_links
+    from .render import Card, header_tabs, incoming_links
 
     catalog = project.catalog
     config = catalog.config
@@ -459,7 +459,7 @@ def plan_entries(root: Path, project, content_pages: list, asset_names: dict, me
             release_free_memory()
         cards = {entry_id: per_entry(kept, "card", loaded, Card.of) for entry_id, loaded in catalog.entries.items()}
         related = catalog.related(kept)
-        tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        tabs = header_tabs(content_pages, project.study)
         planned = Plan([f"entries/{entry_id}/" for entry_id in catalog.entries], cards, related,
                        incoming_links(related), _renderer(config, root, asset_names, tabs, memo),
                        (config, dict(asset_names), tabs, memo.on), output, volatile_only(root, config),
@@ -520,13 +520,13 @@ def plan_pages(root: Path, project, planned: Plan, content_pages: list, asset_na
     """Stage 5b: the other pages (home, lists, hubs, content pages, 404: `render.aggregate_pages`),
     keyed, and which of them the output or the store holds; each template checked on a page
     rendered now (RootcauseError with the problems of every template)."""
-    from .render import aggregate_pages, card_lists, check_templates, lists_key
+    from .render import aggregate_pages, card_lists, check_templates, header_tabs, lists_key
 
     catalog = project.catalog
     config = catalog.config
     with timings.stage("render"):
         planned.renderer.set_assets(asset_names)   # signatures.json's address, for the diagnose page
-        tabs = [(c.slug, c.tab) for c in content_pages if c.tab]
+        tabs = header_tabs(content_pages, project.study)
         stamp = render_stamp(root, config, asset_names, tabs, memo.version) if memo.on else None
         if not planned.early:
             planned.context = (config, dict(asset_names), tabs, memo.on)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from html import unescape
 from functools import lru_cache
 from pathlib import Path
 
@@ -69,6 +70,41 @@ def inline(text: str) -> Markup:
     if html.startswith("<p>") and html.endswith("</p>\n") and html.count("<p>") == 1:
         return Markup(_no_inline_style(html[3:-5]))
     return Markup(_no_inline_style(_commonmark().renderInline(text)))  # block syntax (a leading "1." or "#"): keep it inline
+
+
+_HEADING = re.compile(r"<h([2-4])>(.*?)</h\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+#: ids the page around a content page already uses (base.html): a heading of that name gets `-1`
+_TEMPLATE_IDS = ("content", "rc-q", "rc-results")
+
+
+def with_heading_ids(html: str) -> Markup:
+    """A content page's HTML with an id and a permalink on every h2-h4, made as GitHub makes them
+    (the text lower-cased, what is not a letter, digit, space, `_` or `-` dropped, spaces as `-`,
+    `-1`, `-2`... after a repeat): `[the store](internals.md#the-store)` in the repository and
+    `../internals/#the-store` on the site reach the same heading."""
+    seen = dict.fromkeys(_TEMPLATE_IDS, 1)
+
+    def anchor(match: re.Match) -> str:
+        slug = re.sub(r"[^\w\- ]", "", unescape(_TAG.sub("", match.group(2))).strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        slug = f"{slug}-{n}" if n else slug
+        return (f'<h{match.group(1)} id="{slug}">{match.group(2)}<a class="headerlink" href="#{slug}" '
+                f'aria-label="Permalink">#</a></h{match.group(1)}>')
+
+    return Markup(_HEADING.sub(anchor, html))
+
+
+#: a link to another page of content/ by its file name, as it works where the repository is read
+#: (`[the store](internals.md#the-store)` on GitHub)
+_PAGE_LINK = re.compile(r'href="([A-Za-z0-9][\w-]*)\.md(#[^"]*)?"')
+
+
+def with_page_links(html: str) -> Markup:
+    """Links to sibling pages by file name (`internals.md#x`) made into the site's (`../internals/#x`),
+    so that one source reads right in the repository and on the site."""
+    return Markup(_PAGE_LINK.sub(lambda m: f'href="../{m.group(1)}/{m.group(2) or ""}"', html))
 
 
 @dataclass
@@ -180,8 +216,8 @@ def load_content(root: Path) -> tuple[list[ContentPage], list[Diagnostic]]:
             title = heading.group(1).strip()
             body = body[:heading.start()] + body[heading.end():]
         pages.append(ContentPage(slug=path.stem, title=str(title), description=str(meta.get("description", "")),
-                                 body=markdown(body), order=meta.get("order", 100), source=shown,
-                                 tab=str(meta.get("tab", ""))))
+                                 body=with_page_links(with_heading_ids(markdown(body))),
+                                 order=meta.get("order", 100), source=shown, tab=str(meta.get("tab", ""))))
     pages.sort(key=lambda p: (p.order, p.slug))
     return pages, problems
 

@@ -27,7 +27,7 @@ from .. import jsonbytes
 from ..config import SiteConfig
 from ..entries.catalog import LoadedEntry
 from ..entries.claims import thread_label
-from ..entries.study import UNCLASSIFIED, Report, tally
+from ..entries.study import UNCLASSIFIED, ClassCount, Report, tally
 from ..errors import Diagnostic, RootcauseError, display_path
 from ..files import Refused, bundled_theme, read_regular
 from ..matching.readable import readable
@@ -884,7 +884,8 @@ def aggregate_pages(config: SiteConfig, cards: dict[str, Card], pages: list[Cont
     recent = Cards([cards[i] for i in lists.recent])
     size = config.page_size
     planned = [Page("index.html", "home.html", config.title, config.description,
-                    {"recent": recent, "counts": counts, "total": total, "canonical": base})]
+                    {"recent": recent, "counts": counts, "total": total, "threads": len(study or ()),
+                     "canonical": base})]
     # the entries index: most severe first; once it runs over several pages, each page names the
     # page where every severity begins, and the first page keeps the #severity-<key> anchors that
     # entry pages link to (on the item of a severity that begins further on)
@@ -990,7 +991,56 @@ def diagnose_page(config: SiteConfig) -> Page:
                 {"canonical": config.base_url + "diagnose/"})
 
 
+FREQUENCY_TITLE = "What people hit"
 FREQUENCY_LINKS = 5   # threads linked per class and system; the table in the repository has them all
+#: classes drawn as bars at the top of the frequency page, at most: fewer where the next class has
+#: as many threads as the last one drawn, so that a tie is never cut by the order of names
+CHART_BARS = 20
+
+
+@dataclass(frozen=True)
+class ChartBar:
+    """One class's bar in the frequency page's picture. The picture has no viewBox, so that its
+    text keeps the page's size at any width: lengths are in % of its width, heights in em."""
+
+    failure: str
+    count: int
+    covered: bool   # an entry explains it
+    width: str      # the bar's length
+    top: str        # the top of its row
+
+
+@dataclass(frozen=True)
+class FrequencyChart:
+    """The picture that opens the frequency page: one bar of the threads that show their failure,
+    the part of them an entry explains filled; under it the classes reported most, one bar each."""
+
+    threads: int
+    covered: int
+    covered_width: str
+    bars: tuple[ChartBar, ...]
+    least: int       # threads of the shortest class bar
+    height: str
+
+
+#: where the class bars begin (under the share bar and the line naming them) and the height of
+#: each one's row (its name over its bar), in em
+_CLASSES_TOP, _CLASS_ROW = 5.8, 2.6
+
+
+def frequency_chart(classified: list[ClassCount], cards: dict[str, Card]) -> FrequencyChart:
+    """`classified`: the study's classes that name a failure, most reported first (`tally`)."""
+    drawn = classified[:CHART_BARS]
+    if len(classified) > CHART_BARS:
+        drawn = [c for c in drawn if c.count > classified[CHART_BARS].count] or drawn
+    longest = max((c.count for c in drawn), default=1)
+    threads = sum(c.count for c in classified)
+    covered = sum(c.count for c in classified if c.failure in cards)
+    # 88 %: the longest bar leaves room for its count after it
+    bars = tuple(ChartBar(c.failure, c.count, c.failure in cards, f"{88 * c.count / longest:.2f}",
+                          f"{_CLASSES_TOP + n * _CLASS_ROW:.2f}") for n, c in enumerate(drawn))
+    return FrequencyChart(threads, covered, f"{100 * covered / threads if threads else 0:.2f}", bars,
+                          drawn[-1].count if drawn else 0, f"{_CLASSES_TOP + len(bars) * _CLASS_ROW:.2f}")
 
 
 def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Report]) -> Page:
@@ -998,18 +1048,24 @@ def frequency_page(config: SiteConfig, cards: dict[str, Card], study: list[Repor
     tallies = tally(study)
     overall = tallies.pop("")
     classified = [c for c in overall if c.failure not in UNCLASSIFIED]
-    covered = sum(c.count for c in classified if c.failure in cards)
+    chart = frequency_chart(classified, cards)
     systems = [(key, term, tallies[key]) for key, term in config.vocabularies.systems.items() if key in tallies]
     named = {c.failure for c in overall} | {c.failure for _key, _term, rows in systems for c in rows}
-    return Page("frequency/index.html", "frequency.html", "What people hit",
+    return Page("frequency/index.html", "frequency.html", FREQUENCY_TITLE,
                 f"The failures {len(study)} public issue threads report, per system, and the entries that cover them.",
                 {"overall": overall, "systems": systems, "threads": len(study),
                  "cards": {failure: cards[failure] for failure in sorted(named) if failure in cards},
                  "unclassified": UNCLASSIFIED,
-                 "classified": sum(c.count for c in classified), "covered": covered,
                  "gaps": [c for c in classified if c.failure not in cards and c.count >= 3],
                  "links": FREQUENCY_LINKS, "repository": config.repository.rstrip("/"), "branch": config.branch,
-                 "folder": config.study, "canonical": config.base_url + "frequency/"})
+                 "folder": config.study, "chart": chart, "canonical": config.base_url + "frequency/"})
+
+
+def header_tabs(content_pages: list[ContentPage], study: list[Report]) -> list[tuple[str, str]]:
+    """The header's tabs after its own (home, entries, diagnose, coverage), as (folder, label):
+    the frequency page when the study has a row (as `aggregate_pages` makes it), then each
+    content page with a `tab`. Part of every page's key (`render_stamp`): every page has the header."""
+    return ([("frequency", FREQUENCY_TITLE)] if study else []) + [(c.slug, c.tab) for c in content_pages if c.tab]
 
 
 def not_found_script() -> str:

@@ -223,7 +223,7 @@ VOLATILE_TEMPLATE = "diagnose.html"
 
 def render_stamp(root: Path, config, asset_names: dict, tabs: list, version: str) -> tuple[str, str]:
     """Everything besides the page's own context that a page depends on: the code's and the
-    bundled theme's version, site.yml, the assets' names, the content tabs and the site's own
+    bundled theme's version, site.yml, the assets' names, the header's tabs and the site's own
     templates, by content. Returns (the stamp of every page, the stamp of the pages that name
     the entries' signatures file), as digests; equal when every page names that file. The
     first does not depend on the signatures file's name when only `VOLATILE_TEMPLATE` names it

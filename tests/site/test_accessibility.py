@@ -29,7 +29,7 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 SCHEMES = ["light", "dark", "dark by the toggle"]
 
-#: one page of each kind in the fixture site (the frequency page needs the study: the own site)
+#: one page of each kind in the fixture site
 PAGES = {
     "home": "",
     "entry page": ENTRY,
@@ -38,6 +38,7 @@ PAGES = {
     "category page": "categories/memory/",
     "tag page": "tags/oom/",
     "coverage page": "coverage/",
+    "frequency page": "frequency/",
     "content page": "about/",
     "search page": "search/?q=out%20of%20memory",
     "diagnose page": "diagnose/",
@@ -163,7 +164,8 @@ def test_no_axe_violation_in_the_header_search_dropdown(new_page, server, scheme
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("kind", ["entry page", "system hub", "coverage page", "entries index", "diagnose page"])
+@pytest.mark.parametrize("kind", ["entry page", "system hub", "coverage page", "frequency page", "entries index",
+                                  "diagnose page"])
 def test_no_axe_violation_on_a_phone(new_page, server, kind, scheme):
     page = new_page(server.origin, scheme, viewport=PHONE)
     goto(page, server.url(PAGES[kind]))
@@ -200,6 +202,17 @@ def test_no_axe_violation_on_the_frequency_page_and_real_entries(new_page, own_s
         goto(page, own_server.url(path))
         found += [f"{path}: {v}" for v in violations(page)]
     assert not found, f"{len(found)} axe violation(s) ({scheme})\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_axe_violation_on_the_frequency_page_filtered(new_page, server, scheme):
+    """With the filter in use: the form's controls, its count, and tables and headings hidden."""
+    page = new_page(server.origin, scheme)
+    goto(page, server.url("frequency/"))
+    page.locator("form[data-row-filter] input[name=q]").fill("nccl")
+    page.select_option("form[data-row-filter] select[name=entry]", "no")
+    assert page.locator(".rc-rows:not([hidden])").count() >= 1
+    assert_no_violations(page, f"frequency page filtered ({scheme})")
 
 
 # -- focus, target sizes ---------------------------------------------------------------------------

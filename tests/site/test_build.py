@@ -520,3 +520,35 @@ def test_backlinks_are_capped_per_relation_and_the_rest_counted(site: Path):
     for li in items:
         links = [a.attributes["href"].strip("./").split("/")[-1] for a in li.css("a")]
         assert len([l for l in links if l not in own]) <= BACKLINKS_SHOWN
+
+
+def test_content_headings_get_githubs_anchors_and_links_by_file_name_reach_the_page():
+    from rootcause.site.content import markdown, with_heading_ids, with_page_links
+
+    html = str(with_heading_ids(markdown("## The report (`diagnose --json`)\n\n### Search\n\n## Search\n\n## Content\n")))
+    assert '<h2 id="the-report-diagnose---json">The report (<code>diagnose --json</code>)<a class="headerlink" ' \
+           'href="#the-report-diagnose---json" aria-label="Permalink">#</a></h2>' in html
+    assert 'id="search"' in html and 'id="search-1"' in html
+    assert 'id="content-1"' in html and 'id="content"' not in html   # base.html's <main id="content">
+    linked = str(with_page_links(markdown("[a](internals.md#the-store) [b](measurements.md) [c](../x.md) "
+                                          "[d](https://example.com/y.md)")))
+    assert 'href="../internals/#the-store"' in linked and 'href="../measurements/"' in linked
+    assert 'href="../x.md"' in linked and 'href="https://example.com/y.md"' in linked
+
+
+def test_the_readmes_links_exist_and_its_pages_and_headings_are_on_the_site(site: Path):
+    """The README links pages of content/ by their path in the repository (read on GitHub); the
+    site renders the same files, with the same heading anchors."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", readme)
+    assert len(links) >= 8
+    for link in links:
+        if link.startswith("https://"):
+            continue
+        path, _, fragment = link.partition("#")
+        assert (REPO / path).exists(), link
+        if path.startswith("content/"):
+            page = site / Path(path).stem / "index.html"
+            assert page.is_file(), link
+            if fragment:
+                assert f'id="{fragment}"' in page.read_text(encoding="utf-8"), link

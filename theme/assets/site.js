@@ -115,6 +115,35 @@
     apply(false);
   }
 
+  // -- the frequency page: its tables' rows filtered by the words typed (in the failure's name, its
+  // entry's title or the threads' names) and by whether an entry explains it; a table with no row
+  // left is hidden with its heading. Without JS every row shows.
+  var rowFilter = document.querySelector("[data-row-filter]");
+  if (rowFilter) {
+    rowFilter.hidden = false;
+    var freqRows = Array.prototype.slice.call(document.querySelectorAll(".rc-rows tbody tr"));
+    var rowText = freqRows.map(function (row) { return (row.getAttribute("data-failure") + " " + row.textContent).toLowerCase(); });
+    var filterRows = function () {
+      var wanted = rowFilter.elements.q.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var entry = rowFilter.elements.entry.value;
+      var shown = 0;
+      freqRows.forEach(function (row, n) {
+        var ok = (!entry || row.getAttribute("data-entry") === entry)
+          && wanted.every(function (word) { return rowText[n].indexOf(word) >= 0; });
+        row.hidden = !ok;
+        if (ok) shown += 1;
+      });
+      document.querySelectorAll(".rc-rows").forEach(function (group) {
+        group.hidden = !group.querySelector("tbody tr:not([hidden])");
+      });
+      rowFilter.querySelector("output").textContent = shown === freqRows.length ? "" : shown + " of " + freqRows.length + " rows";
+    };
+    rowFilter.addEventListener("input", filterRows);
+    rowFilter.addEventListener("change", filterRows);
+    rowFilter.addEventListener("submit", function (event) { event.preventDefault(); });
+    filterRows();
+  }
+
   // -- search -------------------------------------------------------------------------------------
   var searchIndex = null;
   function index() {
