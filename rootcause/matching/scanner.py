@@ -23,7 +23,8 @@ import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
+from typing import BinaryIO
 
 import re2
 
@@ -608,7 +609,7 @@ def cpp_frame_fits(file: str, function: str, suffix: str, name: str) -> bool:
     return len(scopes) > 1 and scopes[-1] == name and suffix.rsplit("/", 1)[-1].split(".", 1)[0] in scopes[:-1]
 
 
-def _covered(failure: Failure, matches: list[Match], reports: set[int]) -> bool:
+def _covered(failure: Failure, matches: list[Match], reports: Set[int]) -> bool:
     """A signature matched a line of the failure's traceback or just below it (as `incident.explain` reads it)."""
     return any(fits(m.stream, failure.stream) and covers(failure, m.lines, reports) for m in matches)
 
