@@ -6,9 +6,11 @@ Tokens come from `rootcause.text`, per-entry term weights from `rootcause.entrie
 Layout under `search/`:
 - `manifest.json`: entry count, shard keys → file names, doc shard names;
 - `t/<key>.<hash>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
-  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB);
-- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 10 entries each.
-A query fetches the manifest, one shard per query token and the doc shards of the top hits.
+  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB); a token in more
+  than half the entries has no postings (a stop word of this site: never required, never completed);
+- `d/<n>.<hash>.json`: a row per entry (its `DOC_FIELDS`, named in the manifest) for 10 entries each.
+A query fetches the manifest, one shard per query token (the word being typed: also the shards
+of its completions) and the doc shards of the top hits.
 """
 
 from __future__ import annotations
@@ -39,9 +41,6 @@ from ..text import DECORATION_NEEDS, DECORATION_RULES, STOPWORDS, name_key, plai
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
 
-#: results scoring below this fraction of the best one are not shown: a query's tail of entries
-#: that share one common word with it is noise, not a longer answer
-RELEVANCE_CUTOFF = 0.25
 MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
 SHARD_SPLIT_BYTES = 24 * 1024
 DOCS_PER_SHARD = 10
@@ -75,11 +74,17 @@ def search_key(loaded) -> tuple:
     return loaded.entry.category, loaded.entry.systems[0], loaded.entry.id
 
 
+#: the fields of an entry's row in a doc shard, in their order there: the manifest names them and
+#: both readers (`SearchIndex`, search.js) take a row's fields by these names
+DOC_FIELDS = ("id", "title", "summary", "severity", "category")
+
+
 def doc_row(entry_id: str, title: str, summary: str, severity: str, category: str) -> list:
-    """An entry as a doc shard lists it (`summary`: its plain text)."""
+    """An entry as a doc shard lists it, in DOC_FIELDS order (`summary`: its plain text)."""
     if len(summary) > SUMMARY_CHARS:
         summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
-    return [entry_id, title, summary, severity, category]
+    row = {"id": entry_id, "title": title, "summary": summary, "severity": severity, "category": category}
+    return [row[name] for name in DOC_FIELDS]
 
 
 def term_weights(entries: list, release: bool = False) -> dict[str, dict[str, dict[int, float]]]:
@@ -95,12 +100,12 @@ def term_weights(entries: list, release: bool = False) -> dict[str, dict[str, di
     return grouped
 
 
-def _scored(docs: dict[int, float], n: int) -> list[int] | None:
-    """A token's postings (doc, score, doc, score, ...), or None for a token in most entries (no
-    help in ranking, only transfer)."""
+def _scored(docs: dict[int, float], n: int) -> list[int]:
+    """A token's postings (doc, score, doc, score, ...); none for a token in most entries (no help
+    in ranking, only transfer), which the readers then take as a stop word of this site."""
     df = len(docs)
     if n >= 50 and df / n > 0.5:
-        return None
+        return []
     idf = math.log(1 + n / df)
     scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
     return [number for pair in scored[:MAX_POSTINGS] for number in pair]
@@ -109,7 +114,7 @@ def _scored(docs: dict[int, float], n: int) -> list[int] | None:
 def term_shards(group: dict[str, dict[int, float]], key: str, n: int) -> dict[str, bytes]:
     """{shard key: file body} of the tokens of one two-character key (their shards depend on
     nothing else, so a changed entry rewrites only the groups of the tokens it changed)."""
-    postings = {token: plist for token, docs in group.items() if (plist := _scored(docs, n)) is not None}
+    postings = {token: _scored(docs, n) for token, docs in group.items()}
     if not postings:
         return {}
     placed: dict[str, dict[str, list]] = {}
@@ -148,7 +153,7 @@ def doc_shard(number: int, rows: list[list]) -> tuple[str, bytes]:
 def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str], base_url: str) -> bytes:
     """The manifest keeps its name (pages do not change when the index does); the browser revalidates it.
     `base_url`: where the site is hosted, so that a copy of it (`diagnose --site`) links there."""
-    return _dump({"version": 1, "entries": n, "base_url": base_url, "cutoff": RELEVANCE_CUTOFF,
+    return _dump({"version": 2, "entries": n, "base_url": base_url, "doc_fields": list(DOC_FIELDS),
                   "docs_per_shard": DOCS_PER_SHARD,
                   "doc_shards": doc_shards, "shards": dict(sorted(shard_names.items())),
                   "stopwords": sorted(STOPWORDS),
@@ -334,6 +339,12 @@ def build_signature_file(catalog: Catalog) -> bytes:
 
 MAX_QUERY_TERMS = 12   # as search.js: a pasted message's longest words decide
 _WHITE = re.compile(r"[ \t\n\r\f\v]+")
+_ENDS_IN_WORD = re.compile(r"[A-Za-z0-9_]$")
+#: a completion of the word being typed ("tim" → "timeout") counts this much of an exact match
+PREFIX_WEIGHT = 0.7
+#: the word being typed also reads the shards of longer keys that start with it (the shards its
+#: completions were split into), when there are at most this many: a shorter prefix waits a key
+PREFIX_SHARDS = 4
 
 
 def query_words(text: str, kept: set[str]) -> list[set[str]]:
@@ -355,14 +366,37 @@ def word_weights(words: list[set[str]], df: dict[str, int], n: int) -> list[floa
     return [x * x for x in idf]
 
 
+def shard_key(shards: Mapping[str, str], token: str) -> str | None:
+    """The shard a token lives in: the longest key of the manifest that starts it (`_place`)."""
+    for n in range(len(token), 1, -1):
+        if token[:n] in shards:
+            return token[:n]
+    return None
+
+
+def prefix_keys(shards: Mapping[str, str], token: str) -> list[str]:
+    """The shards that hold the completions of a word being typed: its own shard, and the longer
+    keys that start with it when there are at most PREFIX_SHARDS of them. As search.js's prefixKeys."""
+    own = shard_key(shards, token)
+    longer = sorted(k for k in shards if len(k) > len(token) and k.startswith(token))
+    return ([own] if own is not None else []) + (longer if len(longer) <= PREFIX_SHARDS else [])
+
+
+def completions(shard: Mapping[str, list], token: str) -> list[str]:
+    """The longer words of a shard that start with `token`: not pairs ("oom+killer") nor names ("~...")."""
+    return [other for other in sorted(shard) if other != token and other.startswith(token)
+            and "+" not in other and "~" not in other]
+
+
 class SearchIndex:
-    """The site's search index read back, queried the way theme/assets/search.js queries it
-    (without its prefix expansion of the word being typed): the same files, the same scores.
-    `diagnose` uses it to offer entries related to an error that no signature explains."""
+    """The site's search index read back, queried the way theme/assets/search.js queries it: the
+    same files, the same scores, the same order. `diagnose` uses it to offer entries related to an
+    error that no signature explains."""
 
     def __init__(self, files: Mapping[str, bytes]):
         self.manifest = jsonbytes.loads(files[MANIFEST])
         self.files = files
+        self._loaded: dict[str, dict] = {}
 
     @classmethod
     def from_folder(cls, site: "Path") -> "SearchIndex":
@@ -371,24 +405,31 @@ class SearchIndex:
                  for p in folder.rglob("*.json") if p.is_file()}
         return cls(files)
 
-    def _shard(self, token: str) -> dict:
-        shards = self.manifest["shards"]
-        for n in range(len(token), 1, -1):
-            key = token[:n]
-            if key in shards:
-                return jsonbytes.loads(self.files["search/" + shards[key]])
-        return {}
+    def _file(self, name: str):
+        if name not in self._loaded:
+            self._loaded[name] = jsonbytes.loads(self.files["search/" + name])
+        return self._loaded[name]
 
-    def query(self, text: str, limit: int = 10) -> list[dict]:
-        """[{id, title, summary, severity, category, score, matched}] best first, without those
-        scoring below RELEVANCE_CUTOFF of the best. A pasted log line loses its decoration
-        first, as the matcher's lines do (rootcause.text.undecorate). A query that is a short
-        name also looks up its name term (an entry's alias, see rootcause.text.name_key)."""
+    def _shard(self, key: str | None) -> dict:
+        return self._file(self.manifest["shards"][key]) if key is not None else {}
+
+    def query(self, text: str, limit: int = 10, prefix: bool = False) -> list[dict]:
+        """[{id, title, summary, severity, category, score, matched, all_words}] best first: every
+        entry that has all the query's words (of those the index knows), then those that have
+        some, each group by score; no cut-off below the best. `prefix`: the last word is being
+        typed, so its completions count too (PREFIX_WEIGHT), as the site's search boxes ask.
+        A pasted log line loses its decoration first, as the matcher's lines do
+        (rootcause.text.undecorate). A query that is a short name also looks up its name term
+        (an entry's alias, see rootcause.text.name_key)."""
         text = "\n".join(undecorate(line) for line in text.split("\n"))
         query = tokens(text)
+        # the word being typed: the last one, when the text ends in it ("cuda o" types no word)
+        last = query[-1] if prefix and _ENDS_IN_WORD.search(text) and tokens(_WHITE.split(text)[-1]) else None
         unique = list(dict.fromkeys(query))
         if len(unique) > MAX_QUERY_TERMS:
             keep = set(sorted(unique, key=len, reverse=True)[:MAX_QUERY_TERMS])
+            if last is not None:
+                keep.add(last)
             unique = [t for t in unique if t in keep]
         if not unique:
             return []
@@ -399,30 +440,44 @@ class SearchIndex:
         if name is not None:
             unique.append(name)
         words = query_words(text, kept)
-        scores: dict[int, float] = defaultdict(float)
-        matched: dict[int, int] = defaultdict(int)
-        covered: dict[int, set[int]] = defaultdict(set)
+        shards = self.manifest["shards"]
+        scores: dict[int, float] = {}
+        matched: dict[int, int] = {}
+        covered: dict[int, set[int]] = {}
         df: dict[str, int] = {}
         for token in unique:
-            postings = self._shard(token).get(token, [])
-            df[token] = len(postings) // 2
             reach = range(len(words)) if token == name else [i for i, w in enumerate(words) if token in w]
-            for i in range(0, len(postings) - 1, 2):
-                scores[postings[i]] += postings[i + 1]
-                matched[postings[i]] += 1
-                covered[postings[i]].update(reach)
+            best: dict[int, float] = {}   # each entry's score for this token: its best posting
+            postings = self._shard(shard_key(shards, token)).get(token)
+            for i in range(0, len(postings or ()) - 1, 2):
+                best[postings[i]] = postings[i + 1]
+            if token == last and postings != []:   # (a word in most entries is not completed)
+                for key in prefix_keys(shards, token):
+                    shard = self._shard(key)
+                    for other in completions(shard, token):
+                        postings = shard[other]
+                        for i in range(0, len(postings) - 1, 2):
+                            doc, score = postings[i], postings[i + 1] * PREFIX_WEIGHT
+                            if score > best.get(doc, 0):
+                                best[doc] = score
+            df[token] = len(best)
+            for doc, score in best.items():
+                scores[doc] = scores.get(doc, 0) + score
+                matched[doc] = matched.get(doc, 0) + 1
+                covered.setdefault(doc, set()).update(reach)
         weights = word_weights(words, df, self.manifest["entries"])
         total = sum(weights) or 1.0
-        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))
-                          * (sum(weights[i] for i in sorted(covered[doc])) / total) ** 2)
-                         for doc, score in scores.items()), key=lambda p: (-p[1], p[0]))
-        cutoff = self.manifest.get("cutoff", 0) * ranked[0][1] if ranked else 0
-        ranked = [r for r in ranked if r[1] >= cutoff][:limit]
+        known = {i for i, weight in enumerate(weights) if weight > 0}   # words the index has
+        ranked = []
+        for doc, score in scores.items():
+            share = sum(weights[i] for i in sorted(covered[doc])) / total
+            ranked.append((doc, score * (1 + matched[doc] / len(unique)) * share * share, known <= covered[doc]))
+        ranked.sort(key=lambda r: (not r[2], -r[1], r[0]))
+        fields = self.manifest["doc_fields"]
         per = self.manifest["docs_per_shard"]
         out = []
-        for doc, score in ranked:
-            rows = jsonbytes.loads(self.files["search/" + self.manifest["doc_shards"][doc // per]])
-            row = rows[doc % per]
-            out.append({"id": row[0], "title": row[1], "summary": row[2], "severity": row[3], "category": row[4],
-                        "score": round(score, 3), "matched": matched[doc], "terms": len(unique)})
+        for doc, score, whole in ranked[:limit]:
+            row = dict(zip(fields, self._file(self.manifest["doc_shards"][doc // per])[doc % per]))
+            out.append({**row, "score": round(score, 3), "matched": matched[doc], "terms": len(unique),
+                        "all_words": whole})
         return out

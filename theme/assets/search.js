@@ -136,15 +136,38 @@
     return this.manifest;
   };
 
-  // The shard of a token: the longest key of the manifest that starts it (see search.py).
-  Index.prototype.shardKey = function (manifest, token) {
+  // The shard of a token: the longest key of the manifest that starts it (search.py's shard_key).
+  function shardKey(manifest, token) {
     for (var n = token.length; n >= 2; n--) {
       if (Object.prototype.hasOwnProperty.call(manifest.shards, token.slice(0, n))) return token.slice(0, n);
     }
     return null;
-  };
+  }
 
-  // Ranked hits: [{id, title, summary, severity, category, score}]. `prefix` expands the last token.
+  // The shards holding the completions of the word being typed: its own, and the longer keys that
+  // start with it when there are at most PREFIX_SHARDS of them (search.py's prefix_keys).
+  var PREFIX_WEIGHT = 0.7, PREFIX_SHARDS = 4;
+  function prefixKeys(manifest, token) {
+    var own = shardKey(manifest, token);
+    var longer = Object.keys(manifest.shards).filter(function (k) {
+      return k.length > token.length && k.lastIndexOf(token, 0) === 0;
+    }).sort();
+    return (own !== null ? [own] : []).concat(longer.length <= PREFIX_SHARDS ? longer : []);
+  }
+
+  // The longer words of a shard that start with `token`, not pairs nor names (search.py's completions).
+  function completions(shard, token) {
+    return Object.keys(shard).sort().filter(function (other) {
+      return other !== token && other.lastIndexOf(token, 0) === 0 && !/[+~]/.test(other);
+    });
+  }
+
+  Index.prototype.shardKey = function (manifest, token) { return shardKey(manifest, token); };
+
+  // Hits best first: [{id, title, summary, severity, category, score, matched, allWords}]. Every entry
+  // that has all the query's words (of those the index knows) comes first, then those that have some,
+  // each group by score; no cut-off. `prefix`: the last word is being typed, its completions count too.
+  // As rootcause.site.search.SearchIndex.query, to the same scores and order.
   Index.prototype.query = function (text, limit, prefix) {
     var self = this;
     limit = limit || 10;
@@ -159,13 +182,15 @@
         }).join("\n");
       }
       var query = tokens(text);
-      var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
+      // the word being typed: the last one, when the text ends in it ("cuda o" types no word)
+      var lastChunk = text.split(/[ \t\n\r\f\v]+/).pop();
+      var last = prefix && /[A-Za-z0-9_]$/.test(text) && tokens(lastChunk).length ? query[query.length - 1] : null;
       // a pasted message can have dozens of words: the longest (most specific) ones decide, and
       // each costs a shard to fetch
       var unique = Array.from(new Set(query));
       if (unique.length > MAX_TERMS) {
         var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, MAX_TERMS));
-        if (last) keepSet.add(last);
+        if (last !== null) keepSet.add(last);
         unique = unique.filter(function (t) { return keepSet.has(t); });
       }
       if (!unique.length) return [];
@@ -177,70 +202,67 @@
       unique = unique.concat(pairs);
       var name = nameKey(text);
       if (name !== null) unique.push(name);
-      var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
-      return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
+      var keys = unique.map(function (t) { return shardKey(manifest, t); });
+      if (last !== null) keys = keys.concat(prefixKeys(manifest, last));
+      keys = Array.from(new Set(keys.filter(function (k) { return k !== null; })));
+      return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (loaded) {
         var byKey = Object.create(null);
-        keys.forEach(function (k, i) { byKey[k] = shards[i]; });
+        keys.forEach(function (k, i) { byKey[k] = loaded[i]; });
         var words = queryWords(text, kept);
-        var scores = new Map();
-        var matched = new Map();
-        var covered = new Map();
+        var scores = new Map(), matched = new Map(), covered = new Map();
         var df = Object.create(null);
         unique.forEach(function (token) {
-          var key = self.shardKey(manifest, token);
-          if (!key) return;
           var reach = [];
           words.forEach(function (w, i) { if (token === name || w.has(token)) reach.push(i); });
-          var shard = byKey[key];
-          var lists = [];
-          if (shard[token]) lists.push([shard[token], 1]);
-          if (token === last) {
-            var extra = 0;
-            Object.keys(shard).sort().forEach(function (other) {
-              // longer words only: not the pairs ("oom+killer") nor names that start with it
-              if (other !== token && other.lastIndexOf(token, 0) === 0 && !/[+~]/.test(other) && extra < 24) {
-                lists.push([shard[other], 0.7]);
-                extra++;
-              }
+          var best = new Map();  // each entry's score for this token: its best posting
+          var key = shardKey(manifest, token);
+          var own = key !== null && Object.prototype.hasOwnProperty.call(byKey[key], token) ? byKey[key][token] : null;
+          var i;
+          for (i = 0; own && i + 1 < own.length; i += 2) best.set(own[i], own[i + 1]);
+          if (token === last && !(own && own.length === 0)) {  // (a word in most entries is not completed)
+            prefixKeys(manifest, token).forEach(function (k) {
+              var shard = byKey[k];
+              completions(shard, token).forEach(function (other) {
+                var postings = shard[other];
+                for (var j = 0; j + 1 < postings.length; j += 2) {
+                  var score = postings[j + 1] * PREFIX_WEIGHT;
+                  if (score > (best.get(postings[j]) || 0)) best.set(postings[j], score);
+                }
+              });
             });
           }
-          var seen = new Set();
-          df[token] = 0;
-          lists.forEach(function (pair) {
-            var postings = pair[0], weight = pair[1];  // flat: doc, score, doc, score, ...
-            for (var i = 0; i + 1 < postings.length; i += 2) {
-              var doc = postings[i];
-              scores.set(doc, (scores.get(doc) || 0) + postings[i + 1] * weight);
-              if (!seen.has(doc)) {
-                seen.add(doc);
-                matched.set(doc, (matched.get(doc) || 0) + 1);
-                if (!covered.has(doc)) covered.set(doc, new Set());
-                reach.forEach(function (i) { covered.get(doc).add(i); });
-              }
-            }
+          df[token] = best.size;
+          best.forEach(function (score, doc) {
+            scores.set(doc, (scores.get(doc) || 0) + score);
+            matched.set(doc, (matched.get(doc) || 0) + 1);
+            if (!covered.has(doc)) covered.set(doc, new Set());
+            reach.forEach(function (w) { covered.get(doc).add(w); });
           });
-          df[token] = seen.size;
         });
         var weights = wordWeights(words, df, manifest.entries);
         var total = weights.reduce(function (a, b) { return a + b; }, 0) || 1;
         var ranked = Array.from(scores.keys()).map(function (doc) {
-          var share = Array.from(covered.get(doc)).sort(function (a, b) { return a - b; })
-            .reduce(function (sum, i) { return sum + weights[i]; }, 0) / total;
-          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share];
+          var have = covered.get(doc);
+          var share = Array.from(have).sort(function (a, b) { return a - b; })
+            .reduce(function (sum, w) { return sum + weights[w]; }, 0) / total;
+          var whole = weights.every(function (weight, w) { return weight === 0 || have.has(w); });
+          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share, whole];
         });
-        ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
-        // the tail scoring below a fraction of the best is noise, not a longer answer
-        var cutoff = ranked.length ? (manifest.cutoff || 0) * ranked[0][1] : 0;
-        ranked = ranked.filter(function (r) { return r[1] >= cutoff; }).slice(0, limit);
-        var per = manifest.docs_per_shard;
+        ranked.sort(function (a, b) { return (b[2] - a[2]) || (b[1] - a[1]) || (a[0] - b[0]); });
+        ranked = ranked.slice(0, limit);
+        var per = manifest.docs_per_shard, fields = manifest.doc_fields;
         var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
         return Promise.all(needed.map(function (n) { return self.load(self.base + manifest.doc_shards[n]); })).then(function (docShards) {
           var byShard = Object.create(null);
           needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
           return ranked.map(function (r) {
             var row = byShard[Math.floor(r[0] / per)][r[0] % per];
-            return { id: row[0], title: row[1], summary: row[2], severity: row[3], category: row[4], score: r[1],
-                     matched: matched.get(r[0]) };
+            var hit = {};
+            fields.forEach(function (field, i) { hit[field] = row[i]; });
+            hit.score = r[1];
+            hit.matched = matched.get(r[0]);
+            hit.allWords = r[2];
+            return hit;
           });
         });
       });
