@@ -10,7 +10,7 @@ from ..text import name_key, plain, terms, tokens
 
 #: how much a word in each field says that an entry is about it. The id is the entry's topic in
 #: a few words chosen by its author ("dataloader-worker-killed"), the strongest field there is
-FIELD_WEIGHTS = {"id": 3.0, "title": 3.0, "aliases": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5,
+FIELD_WEIGHTS = {"id": 1.5, "title": 3.0, "aliases": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5,
                  "symptoms": 1.0, "examples": 0.5}
 EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
 PHRASE_FIELDS = ("id", "title", "aliases", "signatures")

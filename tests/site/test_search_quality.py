@@ -157,7 +157,7 @@ const fs = require("fs"), path = require("path");
 const { Index } = require(path.join(process.argv[1], "theme", "assets", "search.js"));
 const job = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const index = new Index("search/", "search/manifest.json",
-  (url) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(process.argv[2], url), "utf8"))));
+  (url) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(process.argv[2], url.split("?")[0]), "utf8"))));
 Promise.all(job.queries.map((q) => index.query(q, 20, job.prefix)))
   .then((lists) => process.stdout.write(JSON.stringify(lists.map((l) => l.map((h) =>
     [h.id, h.score, h.matched, h.allWords])))));
@@ -175,6 +175,29 @@ Promise.all(job.queries.map((q) => index.query(q, 20, job.prefix)))
                   for hits in json.loads(done.stdout)]
     assert [(q, py, js) for q, py, js in zip(queries, python, javascript, strict=True) if py != js] == []
     assert sum(len(hits) for hits in python) > 10 * len(queries)   # the comparison reached past the first hits
+
+
+@needs("node")
+def test_every_token_is_in_the_shard_its_key_names(own):
+    """Shards are ranges of tokens named by where they start; the manifest writes their keys
+    front-coded, and both readers decode them alike."""
+    from rootcause.site.search import MANIFEST, SHARD_BYTES, decode_keys, encode_keys, shard_key, shard_path
+
+    manifest = json.loads((own / MANIFEST).read_text(encoding="utf-8"))
+    keys = decode_keys(manifest["shards"])
+    assert keys == sorted(keys) and len(keys) > 50 and encode_keys(keys) == manifest["shards"]
+    assert decode_keys(encode_keys(["nc", "nca", "ncab", "o", "~3+zero"])) == ["nc", "nca", "ncab", "o", "~3+zero"]
+    for key in keys:
+        body = (own / shard_path(key)).read_bytes()
+        shard = json.loads(body)
+        assert len(body) <= SHARD_BYTES or len(shard) == 1   # a token's postings are never cut
+        assert all(shard_key(keys, token) == key for token in shard), key
+    done = subprocess.run([NODE, "-e", "const S = require(process.argv[1]); process.stdout.write(JSON.stringify("
+                           "S.decodeKeys(require('fs').readFileSync(0, 'utf8'))))",
+                           str(REPO / "theme" / "assets" / "search.js")], input=manifest["shards"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == keys
 
 
 def test_entries_with_every_word_come_before_those_with_some(own):

@@ -6,7 +6,6 @@
   var RUN = /[A-Za-z0-9_]+/g;
   var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
   var HEXISH = /^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$/;
-  var MAX_TERMS = 12;
   var JOIN = /([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])/g;  // "ZeRO-3" is also "zero3" (rootcause.text._JOIN)
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
     "that the their then there these this to was were will with you your " +
@@ -131,28 +130,54 @@
   Index.prototype.ready = function () {
     var self = this;
     if (!this.manifest) {
-      this.manifest = this.load(this.manifestUrl, true).then(function (m) { STOPWORDS = new Set(m.stopwords); return m; });
+      this.manifest = this.load(this.manifestUrl, true).then(function (m) {
+        STOPWORDS = new Set(m.stopwords);
+        m.keys = decodeKeys(m.shards);  // the token shards' keys, sorted (search.py's manifest_file)
+        return m;
+      });
     }
     return this.manifest;
   };
 
-  // The shard of a token: the longest key of the manifest that starts it (search.py's shard_key).
-  function shardKey(manifest, token) {
-    for (var n = token.length; n >= 2; n--) {
-      if (Object.prototype.hasOwnProperty.call(manifest.shards, token.slice(0, n))) return token.slice(0, n);
-    }
-    return null;
+  // The shard keys as the manifest writes them: each as how many characters it shares with the
+  // one before (0-9, a-z) and the rest, separated by spaces (search.py's encode_keys).
+  var DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
+  function decodeKeys(text) {
+    var keys = [], previous = "";
+    (text ? text.split(" ") : []).forEach(function (item) {
+      previous = previous.slice(0, DIGITS.indexOf(item[0])) + item.slice(1);
+      keys.push(previous);
+    });
+    return keys;
   }
 
-  // The shards holding the completions of the word being typed: its own, and the longer keys that
-  // start with it when there are at most PREFIX_SHARDS of them (search.py's prefix_keys).
-  var PREFIX_WEIGHT = 0.7, PREFIX_SHARDS = 4;
-  function prefixKeys(manifest, token) {
-    var own = shardKey(manifest, token);
-    var longer = Object.keys(manifest.shards).filter(function (k) {
-      return k.length > token.length && k.lastIndexOf(token, 0) === 0;
-    }).sort();
-    return (own !== null ? [own] : []).concat(longer.length <= PREFIX_SHARDS ? longer : []);
+  // How many of the sorted keys are not after `token` (Python's bisect_right; tokens are ASCII).
+  function keysUpTo(keys, token) {
+    var lo = 0, hi = keys.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (token < keys[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  // The shard a token would be in: the last key not after it (search.py's shard_key).
+  function shardKey(manifest, token) {
+    var at = keysUpTo(manifest.keys, token) - 1;
+    return at >= 0 ? manifest.keys[at] : null;
+  }
+
+  // A shard's address: its stable path, and the hash of the whole index so that a browser never
+  // mixes two builds' shards (search.py's shard_path, doc_path and index_version).
+  Index.prototype.shardUrl = function (manifest, key) { return this.base + "t/" + key + ".json?v=" + manifest.files; };
+  Index.prototype.docUrl = function (manifest, n) { return this.base + "d/" + n + ".json?v=" + manifest.files; };
+
+  // The shards holding the completions of the word being typed: its own, and those after it up to
+  // the one where words stop starting with it, when they are at most `more` (search.py's prefix_keys).
+  function prefixKeys(manifest, token, more) {
+    var keys = manifest.keys;
+    var first = keysUpTo(keys, token) - 1, last = keysUpTo(keys, token + "\x7f") - 1;
+    return last - first <= more ? keys.slice(Math.max(first, 0), last + 1) : keys.slice(Math.max(first, 0), first + 1);
   }
 
   // The longer words of a shard that start with `token`, not pairs nor names (search.py's completions).
@@ -164,10 +189,10 @@
 
   Index.prototype.shardKey = function (manifest, token) { return shardKey(manifest, token); };
 
-  // Hits best first: [{id, title, summary, severity, category, score, matched, allWords}]. Every entry
-  // that has all the query's words (of those the index knows) comes first, then those that have some,
-  // each group by score; no cut-off. `prefix`: the last word is being typed, its completions count too.
-  // As rootcause.site.search.SearchIndex.query, to the same scores and order.
+  // Hits best first: [{id, title, summary, severity, category, score, matched, allWords}]; no cut-off.
+  // For a short query, every entry that has all its words (of those the index knows) comes first,
+  // then those that have some, each group by score. `prefix`: the last word of a short query is being
+  // typed, its completions count too. As rootcause.site.search.SearchIndex.query, to the same order.
   Index.prototype.query = function (text, limit, prefix) {
     var self = this;
     limit = limit || 10;
@@ -181,15 +206,19 @@
           return line.replace(/[ \t\f\v]+$/, "");
         }).join("\n");
       }
+      var constants = manifest.query, maxTerms = constants.max_terms;
       var query = tokens(text);
-      // the word being typed: the last one, when the text ends in it ("cuda o" types no word)
-      var lastChunk = text.split(/[ \t\n\r\f\v]+/).pop();
-      var last = prefix && /[A-Za-z0-9_]$/.test(text) && tokens(lastChunk).length ? query[query.length - 1] : null;
+      // the word being typed: the last one, when the text ends in it ("cuda o" types no word), of a
+      // query of a few words (a pasted line is not being typed)
+      var split = text.split(/[ \t\n\r\f\v]+/);
+      var chunks = split.filter(function (chunk) { return tokens(chunk).length > 0; });
+      var last = prefix && /[A-Za-z0-9_]$/.test(text) && chunks.length && chunks[chunks.length - 1] === split[split.length - 1] &&
+        chunks.length <= constants.short_words ? query[query.length - 1] : null;
       // a pasted message can have dozens of words: the longest (most specific) ones decide, and
       // each costs a shard to fetch
       var unique = Array.from(new Set(query));
-      if (unique.length > MAX_TERMS) {
-        var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, MAX_TERMS));
+      if (unique.length > maxTerms) {
+        var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, maxTerms));
         if (last !== null) keepSet.add(last);
         unique = unique.filter(function (t) { return keepSet.has(t); });
       }
@@ -198,14 +227,14 @@
       var pairs = Array.from(new Set(terms(text).slice(query.length))).filter(function (pair) {
         var parts = pair.split("+");
         return kept.has(parts[0]) && kept.has(parts[1]);
-      }).slice(0, MAX_TERMS);
+      }).slice(0, maxTerms);
       unique = unique.concat(pairs);
       var name = nameKey(text);
       if (name !== null) unique.push(name);
       var keys = unique.map(function (t) { return shardKey(manifest, t); });
-      if (last !== null) keys = keys.concat(prefixKeys(manifest, last));
+      if (last !== null) keys = keys.concat(prefixKeys(manifest, last, constants.prefix_shards));
       keys = Array.from(new Set(keys.filter(function (k) { return k !== null; })));
-      return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (loaded) {
+      return Promise.all(keys.map(function (k) { return self.load(self.shardUrl(manifest, k)); })).then(function (loaded) {
         var byKey = Object.create(null);
         keys.forEach(function (k, i) { byKey[k] = loaded[i]; });
         var words = queryWords(text, kept);
@@ -220,12 +249,12 @@
           var i;
           for (i = 0; own && i + 1 < own.length; i += 2) best.set(own[i], own[i + 1]);
           if (token === last && !(own && own.length === 0)) {  // (a word in most entries is not completed)
-            prefixKeys(manifest, token).forEach(function (k) {
+            prefixKeys(manifest, token, constants.prefix_shards).forEach(function (k) {
               var shard = byKey[k];
               completions(shard, token).forEach(function (other) {
                 var postings = shard[other];
                 for (var j = 0; j + 1 < postings.length; j += 2) {
-                  var score = postings[j + 1] * PREFIX_WEIGHT;
+                  var score = postings[j + 1] * constants.prefix_weight;
                   if (score > (best.get(postings[j]) || 0)) best.set(postings[j], score);
                 }
               });
@@ -248,11 +277,12 @@
           var whole = weights.every(function (weight, w) { return weight === 0 || have.has(w); });
           return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share, whole];
         });
-        ranked.sort(function (a, b) { return (b[2] - a[2]) || (b[1] - a[1]) || (a[0] - b[0]); });
+        var short = chunks.length <= constants.short_words;
+        ranked.sort(function (a, b) { return (short ? b[2] - a[2] : 0) || (b[1] - a[1]) || (a[0] - b[0]); });
         ranked = ranked.slice(0, limit);
         var per = manifest.docs_per_shard, fields = manifest.doc_fields;
         var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
-        return Promise.all(needed.map(function (n) { return self.load(self.base + manifest.doc_shards[n]); })).then(function (docShards) {
+        return Promise.all(needed.map(function (n) { return self.load(self.docUrl(manifest, n)); })).then(function (docShards) {
           var byShard = Object.create(null);
           needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
           return ranked.map(function (r) {
@@ -332,6 +362,7 @@
   }
 
   var api = { tokens: tokens, terms: terms, nameKey: nameKey, queryTerms: queryTerms, inline: inline, pieces: pieces,
+              decodeKeys: decodeKeys,
               Index: Index };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseSearch = api;
