@@ -266,17 +266,18 @@ def test_feed_is_atom_with_the_entries(site: Path):
 
 
 def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
-    from rootcause.site.search import doc_path, shard_path
+    from rootcause.site.search import decode_keys, doc_path, shard_key, shard_path
     from rootcause.text import terms
 
     manifest = json.loads((site / "search" / "manifest.json").read_text())
+    keys = decode_keys(manifest["shards"])
     assert manifest["entries"] == len(bundled_ids())
     query = terms("size mismatch for decoder.layers.3.weight: copying a param with shape torch.Size([0]) from checkpoint")
     scores: dict[int, float] = {}
     matched: dict[int, int] = {}
     unique = set(query)
     for token in unique:  # the ranking search.js applies: summed scores times query coverage
-        key = next((token[:n] for n in range(len(token), 1, -1) if token[:n] in manifest["shards"]), None)
+        key = shard_key(keys, token)
         if key is None:
             continue
         shard = json.loads((site / shard_path(key)).read_text())

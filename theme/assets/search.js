@@ -74,10 +74,10 @@
   // The query's words (split at white space) with a kept token, each as its set of tokens, as
   // rootcause.site.search.query_words: an entry's score is scaled by the square of the share of
   // words it matches.
-  function queryWords(text, kept) {
+  function queryWords(text, kept, chunkTokens) {
     var out = [];
-    String(text).split(/[ \t\n\r\f\v]+/).forEach(function (chunk) {
-      var w = new Set(tokens(chunk).filter(function (t) { return kept.has(t); }));
+    (chunkTokens || String(text).split(/[ \t\n\r\f\v]+/).map(function (chunk) { return tokens(chunk); })).forEach(function (found) {
+      var w = new Set(found.filter(function (t) { return kept.has(t); }));
       if (w.size) out.push(w);
     });
     return out;
@@ -200,7 +200,7 @@
       // a pasted log line loses its decoration first (ANSI, carriage returns, quotes, rich boxes),
       // as rootcause.text.undecorate does for the matcher
       if (manifest.decoration) {
-        var rules = manifest.decoration.map(function (r) { return [new RegExp(r[0], "g"), r[1]]; });
+        var rules = manifest.rules || (manifest.rules = manifest.decoration.map(function (r) { return [new RegExp(r[0], "g"), r[1]]; }));
         text = text.split("\n").map(function (line) {
           rules.forEach(function (r) { line = line.replace(r[0], r[1]); });
           return line.replace(/[ \t\f\v]+$/, "");
@@ -211,7 +211,8 @@
       // the word being typed: the last one, when the text ends in it ("cuda o" types no word), of a
       // query of a few words (a pasted line is not being typed)
       var split = text.split(/[ \t\n\r\f\v]+/);
-      var chunks = split.filter(function (chunk) { return tokens(chunk).length > 0; });
+      var chunkTokens = split.map(function (chunk) { return tokens(chunk); });  // (once: a pasted line is long)
+      var chunks = split.filter(function (chunk, i) { return chunkTokens[i].length > 0; });
       var last = prefix && /[A-Za-z0-9_]$/.test(text) && chunks.length && chunks[chunks.length - 1] === split[split.length - 1] &&
         chunks.length <= constants.short_words ? query[query.length - 1] : null;
       // a pasted message can have dozens of words: the longest (most specific) ones decide, and
@@ -237,7 +238,7 @@
       return Promise.all(keys.map(function (k) { return self.load(self.shardUrl(manifest, k)); })).then(function (loaded) {
         var byKey = Object.create(null);
         keys.forEach(function (k, i) { byKey[k] = loaded[i]; });
-        var words = queryWords(text, kept);
+        var words = queryWords(text, kept, chunkTokens);
         var scores = new Map(), matched = new Map(), covered = new Map();
         var df = Object.create(null);
         unique.forEach(function (token) {
