@@ -13,7 +13,7 @@ http.server in a thread and drives Debian's Chromium (`/usr/bin/chromium`) throu
 (b) keystroke-to-results latency: with the search page loaded, queries are typed one key at a
     time; for each key, the time from the keydown event to the results list being replaced
     (MutationObserver; results or "no entry matches"), shards fetched on demand included.
-    Target: < 50 ms (judged on the 95th percentile).
+    Target: <= 30 ms (judged on the 95th percentile).
 (c) diagnosis of a 10 MB pasted log on the diagnose page (the matcher runs in a Web Worker): the
     time from a paste (a ClipboardEvent carrying the text; the text goes into the textarea unless
     the page cancels the event) to the report in the DOM, and the worker's own time. Target: < 1 s.
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gzip
 import http.server
 import json
 import random
@@ -44,7 +45,7 @@ from _measure import machine, median, snapshot_code, table  # noqa: E402
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 TARGET_KB = 300
-TARGET_MS = 50
+TARGET_MS = 30   # issue #35: a keystroke answered in at most 30 ms at p95 (50 before)
 TARGET_DIAGNOSE_S = 1.0
 MB = 1 << 20
 
@@ -122,22 +123,24 @@ def transfer(browser, base: str, query: str, typed: bool) -> dict:
         box.fill(query)
     page.wait_for_selector("#rc-page-results .rc-result", timeout=30000)
     first = time.perf_counter()
-    total = search = 0
+    total = search = packed = 0
     files = []
     for t, r in responses:
         if t > first:
             continue
         try:
-            size = len(r.body())
+            body = r.body()
         except Exception:  # noqa: BLE001 - redirects and aborted requests have no body
-            size = 0
+            body = b""
+        size = len(body)
         total += size
+        packed += min(size, len(gzip.compress(body, 6)))   # as a host that compresses would send it
         path = r.url.split("/", 3)[-1]
         if any(part in path for part in ("search/t/", "search/d/", "search/manifest.json", "assets/search.")):
             search += size
             files.append((path, size))
     context.close()
-    return {"total_kb": total / 1024, "search_kb": search / 1024, "files": files, "keys": keys}
+    return {"total_kb": total / 1024, "gzip_kb": packed / 1024, "search_kb": search / 1024, "files": files, "keys": keys}
 
 
 def latency(browser, base: str, queries: list[str]) -> list[float]:
@@ -228,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-mb", type=float, default=10)
     parser.add_argument("--work", default="/tmp/rootcause-bench")
     parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--no-diagnose", action="store_true", help="measure search only (a and b)")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
@@ -255,15 +259,20 @@ def main(argv: list[str] | None = None) -> int:
                 for label, runs in per_kind.items():
                     worst = max(runs, key=lambda r: r["total_kb"])
                     rows_t.append([f"{n:,}", label, f"{median(r['total_kb'] for r in runs):.0f} KB",
-                                   f"{worst['total_kb']:.0f} KB", f"{median(r['search_kb'] for r in runs):.0f} KB",
+                                   f"{worst['total_kb']:.0f} KB", f"{max(r['gzip_kb'] for r in runs):.0f} KB",
+                                   f"{median(r['search_kb'] for r in runs):.0f} KB",
                                    "met" if worst["total_kb"] < TARGET_KB else "**MISSED**"])
                 print(f"  {n}: transfer measured", file=sys.stderr, flush=True)
                 lat = latency(browser, base, [q for qs in qsets for q in qs.values()])
                 lat.sort()
                 p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
                 rows_l.append([f"{n:,}", str(len(lat)), f"{statistics.median(lat):.1f} ms", f"{p95:.1f} ms",
-                               f"{lat[-1]:.1f} ms", "met" if p95 < TARGET_MS else "**MISSED**"])
+                               f"{lat[-1]:.1f} ms", "met" if p95 <= TARGET_MS else "**MISSED**"])
                 print(f"  {n}: latency measured", file=sys.stderr, flush=True)
+                results[n] = {"transfer": {k: [{kk: vv for kk, vv in r.items()} for r in v] for k, v in per_kind.items()},
+                              "latency_ms": lat}
+                if args.no_diagnose:
+                    continue
                 text, expect = diagnose_log(synth, int(args.log_mb * MB), work)
                 diag = [diagnose(browser, base, text, expect) for _ in range(args.repeat)]
                 d_s = median(d["seconds"] for d in diag)
@@ -272,17 +281,18 @@ def main(argv: list[str] | None = None) -> int:
                                f"{len(diag[-1]['found'])} shown, {len(diag[-1]['missing'])} of 5 injected missing",
                                "met" if d_s < TARGET_DIAGNOSE_S else "**MISSED**"])
                 print(f"  {n}: diagnosis measured ({diag[-1]['head']})", file=sys.stderr, flush=True)
-                results[n] = {"transfer": {k: [{kk: vv for kk, vv in r.items()} for r in v] for k, v in per_kind.items()},
-                              "latency_ms": lat, "diagnose": diag}
+                results[n]["diagnose"] = diag
             finally:
                 server.shutdown()
         browser.close()
     print()
     print(f"(a) bytes before the first search result (fresh cache; median and worst of {args.repeat} queries)\n")
-    print(table(["entries", "query", "all responses (median)", "worst", "search files only (median)",
+    print(table(["entries", "query", "all responses (median)", "worst", "worst, gzip", "search files only (median)",
                  f"< {TARGET_KB} KB"], rows_t))
     print("\n(b) keystroke to results replaced in the DOM\n")
-    print(table(["entries", "keystrokes", "median", "p95", "max", f"p95 < {TARGET_MS} ms"], rows_l))
+    print(table(["entries", "keystrokes", "median", "p95", "max", f"p95 <= {TARGET_MS} ms"], rows_l))
+    if args.no_diagnose:
+        return 0
     print(f"\n(c) diagnose page, pasted log (median of {args.repeat})\n")
     print(table(["entries", "log", "paste → report", "worker's own time", "check", f"< {TARGET_DIAGNOSE_S:.0f} s"], rows_d))
     if args.json:

@@ -12,7 +12,9 @@
    indexed) and runs every query through Pagefind's own search (`pagefind.js` and its
    WebAssembly) in Debian's Chromium, served from 127.0.0.1, one fresh browser context per query.
 4. Prints, for both: MRR and top-1 (a query's reciprocal rank is 1/rank of the first of its
-   expected entries among the results shown, 0 when none is shown), per kind of query, and the
+   expected entries among the results shown, 0 when none is shown), recall@10 (the share of a
+   query's expected entries among its first 10 results; for the `browse` queries these are every
+   relevant entry), per kind of query, and the
    transfer before the first result: every file fetched until the first result can be shown
    (ours: search.js, the manifest, the token shards and the doc shards of the results;
    Pagefind: pagefind.js, its WebAssembly, the entry file, the metadata, the index chunks and the
@@ -202,11 +204,17 @@ def rank(ids: list[str], expected: list[str]) -> int | None:
     return next((i + 1 for i, found in enumerate(ids) if found in expected), None)
 
 
+def recall(ids: list[str], expected: list[str], k: int = LIMIT) -> float:
+    """The share of a query's relevant entries among its first k results (of at most k of them)."""
+    return len(set(ids[:k]) & set(expected)) / min(len(set(expected)), k)
+
+
 def scores(rows: list[dict], results: list[dict]) -> dict:
     ranks = [rank(r["ids"], q["expected"]) for q, r in zip(rows, results, strict=True)]
+    recalls = [recall(r["ids"], q["expected"]) for q, r in zip(rows, results, strict=True)]
     n = len(ranks)
     return {"mrr": sum(1 / r for r in ranks if r) / n, "top1": sum(r == 1 for r in ranks) / n,
-            "top1_count": sum(r == 1 for r in ranks), "n": n,
+            "top1_count": sum(r == 1 for r in ranks), "n": n, "recall": sum(recalls) / n, "recalls": recalls,
             "shown": statistics.mean(len(r["ids"]) for r in results), "ranks": ranks}
 
 
@@ -227,13 +235,15 @@ def report(title: str, rows: list[dict], mine: list[dict], theirs: list[dict], m
     print(f"\n{title}: {len(rows)} queries")
     lines = [["MRR", f"{a['mrr']:.3f}", f"{b['mrr']:.3f}"],
              ["top-1", f"{a['top1']:.1%} ({a['top1_count']})", f"{b['top1']:.1%} ({b['top1_count']})"],
+             [f"recall@{LIMIT}", f"{a['recall']:.3f}", f"{b['recall']:.3f}"],
              ["results shown, mean", f"{a['shown']:.1f}", f"{b['shown']:.1f}"]]
     for kind in sorted({q["kind"] for q in rows}):
         picked = [i for i, q in enumerate(rows) if q["kind"] == kind]
         ka = scores([rows[i] for i in picked], [mine[i] for i in picked])
         kb_ = scores([rows[i] for i in picked], [theirs[i] for i in picked])
-        lines.append([f"MRR / top-1, {kind} ({len(picked)})", f"{ka['mrr']:.3f} / {ka['top1']:.0%}",
-                      f"{kb_['mrr']:.3f} / {kb_['top1']:.0%}"])
+        lines.append([f"MRR / top-1 / recall@{LIMIT}, {kind} ({len(picked)})",
+                      f"{ka['mrr']:.3f} / {ka['top1']:.0%} / {ka['recall']:.3f}",
+                      f"{kb_['mrr']:.3f} / {kb_['top1']:.0%} / {kb_['recall']:.3f}"])
     ta, tb = transfer(mine), transfer(theirs)
     lines += [["before the first result, gzip, median / max", f"{kb(ta['gzip_median'])} / {kb(ta['gzip_max'])}",
                f"{kb(tb['gzip_median'])} / {kb(tb['gzip_max'])}"],
@@ -241,10 +251,13 @@ def report(title: str, rows: list[dict], mine: list[dict], theirs: list[dict], m
                f"{kb(tb['raw_median'])} / {kb(tb['raw_max'])}"]]
     print(table(["measure", "rootcause search", "Pagefind"], lines))
     if misses:
-        for q, ra, rb, ma, mb in zip(rows, a["ranks"], b["ranks"], mine, theirs, strict=True):
-            if ra != 1 or rb != 1:
-                print(f"  ours {ra or '-'} ({', '.join(ma['ids'][:2])}) | pagefind {rb or '-'} "
+        for q, ra, rb, ma, mb, ca, cb in zip(rows, a["ranks"], b["ranks"], mine, theirs, a["recalls"], b["recalls"],
+                                             strict=True):
+            if ra != 1 or rb != 1 or ca < 1 or cb < 1:
+                print(f"  ours {ra or '-'} r{ca:.2f} ({', '.join(ma['ids'][:2])}) | pagefind {rb or '-'} r{cb:.2f} "
                       f"({', '.join(mb['ids'][:2])}) | {q['query'][:90]!r} → {q['expected'][0]}")
+                if ca < 1:
+                    print(f"      ours lacks: {', '.join(i for i in q['expected'] if i not in ma['ids'][:LIMIT])}")
 
 
 def synthetic_queries(project: Path, n: int, count: int) -> list[dict]:

@@ -8,10 +8,12 @@ from collections import Counter, defaultdict
 
 from ..text import name_key, plain, terms, tokens
 
-FIELD_WEIGHTS = {"title": 3.0, "aliases": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5, "symptoms": 1.0,
-                 "examples": 0.5}
+#: how much a word in each field says that an entry is about it. The id is the entry's topic in
+#: a few words chosen by its author ("dataloader-worker-killed"), the strongest field there is
+FIELD_WEIGHTS = {"id": 1.5, "title": 3.0, "aliases": 3.0, "signatures": 3.0, "tags": 2.0, "systems": 1.5, "summary": 1.5,
+                 "symptoms": 1.0, "examples": 0.5}
 EXAMPLE_CHARS = 3000  # of each entry's example log lines: the words around real error messages
-PHRASE_FIELDS = ("title", "aliases", "signatures")
+PHRASE_FIELDS = ("id", "title", "aliases", "signatures")
 ALIAS_NAME_WEIGHT = 6.0  # the whole alias as one term (text.name_key): a query that is exactly an alias
 
 
@@ -29,6 +31,7 @@ def document_fields(loaded) -> dict[str, str]:
         signature_text, symptoms = symptoms, ""
         examples = " ".join(plain(step.step) + " " + (step.command or "") for step in entry.confirm)
     return {
+        "id": entry.id,
         "title": entry.title,
         "aliases": "\n".join(entry.aliases),  # one per line: pairs are made within an alias only
         "signatures": signature_text,

@@ -4,15 +4,18 @@ the in-browser diagnosis loads.
 Tokens come from `rootcause.text`, per-entry term weights from `rootcause.entries.terms`.
 
 Layout under `search/`:
-- `manifest.json`: entry count, shard keys → file names, doc shard names;
-- `t/<key>.<hash>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
-  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB);
-- `d/<n>.<hash>.json`: [[id, title, summary, severity, category], ...] for 10 entries each.
-A query fetches the manifest, one shard per query token and the doc shards of the top hits.
+- `manifest.json`: entry count, the token shards' keys, the hash of every shard (`index_version`);
+- `t/<key>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
+  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB); a token in more
+  than half the entries has no postings (a stop word of this site: never required, never completed);
+- `d/<n>.json`: a row per entry (its `DOC_FIELDS`, named in the manifest) for 10 entries each.
+A query fetches the manifest, one shard per query token (the word being typed: also the shards
+of its completions) and the doc shards of the top hits.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import math
@@ -40,12 +43,11 @@ from ..text import DECORATION_NEEDS, DECORATION_RULES, STOPWORDS, name_key, plai
 if TYPE_CHECKING:
     from ..entries.catalog import Catalog
 
-#: results scoring below this fraction of the best one are not shown: a query's tail of entries
-#: that share one common word with it is noise, not a longer answer
-RELEVANCE_CUTOFF = 0.25
 MAX_POSTINGS = 300     # a token's best entries; more never reach the top results of a query
-SHARD_SPLIT_BYTES = 24 * 1024
-DOCS_PER_SHARD = 10
+# Sizes that keep a first result under 300 KB at 10,000 entries (bench/browser_bench.py): a
+# query fetches the manifest (a few bytes per token shard), a shard per word and a doc shard per hit
+SHARD_BYTES = 2 * 1024    # a token shard: a range of tokens, cut where it would pass this
+DOCS_PER_SHARD = 2        # rows per doc shard: a page of 10 hits fetches up to 10 of them
 SUMMARY_CHARS = 140
 MANIFEST = "search/manifest.json"
 SIGNATURES = "search/signatures.json"
@@ -62,10 +64,6 @@ def is_search_file(path: str) -> bool:
     return path.startswith("search/") and path.endswith(".json") and path != SIGNATURES
 
 
-def _short_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:10]
-
-
 def _dump(value) -> bytes:
     return jsonbytes.dumps(value, sort_keys=True)
 
@@ -76,11 +74,17 @@ def search_key(loaded) -> tuple:
     return loaded.entry.category, loaded.entry.systems[0], loaded.entry.id
 
 
+#: the fields of an entry's row in a doc shard, in their order there: the manifest names them and
+#: both readers (`SearchIndex`, search.js) take a row's fields by these names
+DOC_FIELDS = ("id", "title", "summary", "severity", "category")
+
+
 def doc_row(entry_id: str, title: str, summary: str, severity: str, category: str) -> list:
-    """An entry as a doc shard lists it (`summary`: its plain text)."""
+    """An entry as a doc shard lists it, in DOC_FIELDS order (`summary`: its plain text)."""
     if len(summary) > SUMMARY_CHARS:
         summary = summary[:SUMMARY_CHARS].rsplit(" ", 1)[0] + "…"
-    return [entry_id, title, summary, severity, category]
+    row = {"id": entry_id, "title": title, "summary": summary, "severity": severity, "category": category}
+    return [row[name] for name in DOC_FIELDS]
 
 
 def term_weights(entries: list, release: bool = False) -> dict[str, dict[str, dict[int, float]]]:
@@ -96,62 +100,99 @@ def term_weights(entries: list, release: bool = False) -> dict[str, dict[str, di
     return grouped
 
 
-def _scored(docs: dict[int, float], n: int) -> list[int] | None:
-    """A token's postings (doc, score, doc, score, ...), or None for a token in most entries (no
-    help in ranking, only transfer)."""
+def _scored(docs: dict[int, float], n: int) -> list[int]:
+    """A token's postings (doc, score, doc, score, ...); none for a token in most entries (no help
+    in ranking, only transfer), which the readers then take as a stop word of this site."""
     df = len(docs)
     if n >= 50 and df / n > 0.5:
-        return None
+        return []
     idf = math.log(1 + n / df)
     scored = sorted(((doc, max(1, round(10 * w * idf))) for doc, w in docs.items()), key=lambda p: (-p[1], p[0]))
     return [number for pair in scored[:MAX_POSTINGS] for number in pair]
 
 
 def term_shards(group: dict[str, dict[int, float]], key: str, n: int) -> dict[str, bytes]:
-    """{shard key: file body} of the tokens of one two-character key (their shards depend on
-    nothing else, so a changed entry rewrites only the groups of the tokens it changed)."""
-    postings = {token: plist for token, docs in group.items() if (plist := _scored(docs, n)) is not None}
-    if not postings:
+    """{shard key: file body} of the tokens of one two-character group `key` (their shards depend
+    on nothing else, so a changed entry rewrites only the groups of the tokens it changed): the
+    group's tokens in order, cut into shards of at most SHARD_BYTES (a token's postings are never
+    cut). A shard's key is where its range of tokens starts: the group's key for the first, then
+    the shortest start of its first token that sorts after the previous shard's last one, so that
+    a token's shard is the one with the last key not after it (`shard_key`)."""
+    if not group:
         return {}
-    placed: dict[str, dict[str, list]] = {}
-    _place(key, postings, placed)
-    return {shard: _dump(tokens_) for shard, tokens_ in placed.items()}
+    shards: dict[str, bytes] = {}
+    pieces: list[bytes] = []
+    size = 0
+    shard = previous = ""
+    for token in sorted(group):
+        piece = _dump(token) + b":" + _dump(_scored(group[token], n))
+        if pieces and size + len(piece) + 1 > SHARD_BYTES:
+            shards[shard or key] = b"{" + b",".join(pieces) + b"}"
+            shard = next(token[:j] for j in range(3, len(token) + 1) if token[:j] > previous)
+            pieces, size = [], 1
+        pieces.append(piece)
+        size += len(piece) + 1
+        previous = token
+    shards[shard or key] = b"{" + b",".join(pieces) + b"}"
+    return shards
 
 
-def _place(key: str, group: dict[str, list], result: dict[str, dict[str, list]]) -> None:
-    """A shard per key prefix, lengthened one character at a time where a shard would pass
-    SHARD_SPLIT_BYTES. A token lives in the shard of its longest key."""
-    if len(group) == 1 or len(_dump(group)) <= SHARD_SPLIT_BYTES:
-        result[key] = group
-        return
-    longer: dict[str, dict[str, list]] = defaultdict(dict)
-    rest: dict[str, list] = {}
-    for token, plist in group.items():
-        if len(token) > len(key):
-            longer[token[:len(key) + 1]][token] = plist
-        else:
-            rest[token] = plist
-    if rest:
-        result[key] = rest
-    for sub, subgroup in sorted(longer.items()):
-        _place(sub, subgroup, result)
+def encode_keys(keys: list[str]) -> str:
+    """The shard keys, sorted, written as the manifest holds them: each as the number of leading
+    characters it shares with the one before (one character, 0-9 then a-z) and the rest, separated
+    by spaces ("nc nca 3b" for nc, nca, ncab). Keys of long identifiers share most of their
+    characters, so this halves the manifest, which is fetched before any result. As search.js's decodeKeys."""
+    out, previous = [], ""
+    for key in sorted(keys):
+        shared = 0
+        while shared < min(len(key), len(previous), len(_DIGITS) - 1) and key[shared] == previous[shared]:
+            shared += 1
+        out.append(_DIGITS[shared] + key[shared:])
+        previous = key
+    return " ".join(out)
 
 
-def shard_path(key: str, data: bytes) -> str:
-    return f"search/t/{key}.{_short_hash(data)}.json"
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def decode_keys(text: str) -> list[str]:
+    keys, previous = [], ""
+    for item in text.split(" ") if text else []:
+        previous = previous[:_DIGITS.index(item[0])] + item[1:]
+        keys.append(previous)
+    return keys
+
+
+def shard_path(key: str) -> str:
+    return f"search/t/{key}.json"
+
+
+def doc_path(number: int) -> str:
+    return f"search/d/{number}.json"
 
 
 def doc_shard(number: int, rows: list[list]) -> tuple[str, bytes]:
-    data = _dump(rows)
-    return f"search/d/{number}.{_short_hash(data)}.json", data
+    return doc_path(number), _dump(rows)
 
 
-def manifest_file(n: int, shard_names: dict[str, str], doc_shards: list[str], base_url: str) -> bytes:
-    """The manifest keeps its name (pages do not change when the index does); the browser revalidates it.
-    `base_url`: where the site is hosted, so that a copy of it (`diagnose --site`) links there."""
-    return _dump({"version": 1, "entries": n, "base_url": base_url, "cutoff": RELEVANCE_CUTOFF,
-                  "docs_per_shard": DOCS_PER_SHARD,
-                  "doc_shards": doc_shards, "shards": dict(sorted(shard_names.items())),
+def index_version(digests: Mapping[str, str]) -> str:
+    """One hash of every shard's path and content (`write.file_digest`s): the readers ask for a
+    shard as `<path>?v=<this>`, so that a browser never mixes shards of two builds, while a shard
+    keeps its file name (a rebuild writes only the shards whose content changed)."""
+    return hashlib.sha256("".join(f"{path}\0{digests[path]}\n" for path in sorted(digests)).encode()).hexdigest()[:10]
+
+
+def manifest_file(n: int, shard_keys: list[str], version: str, base_url: str) -> bytes:
+    """The manifest keeps its name (pages do not change when the index does); the browser
+    revalidates it. It names the token shards by key alone (`shard_path`, `encode_keys`) and the
+    doc shards not at all (`doc_shard`: one per DOCS_PER_SHARD entries), so that its size, fetched
+    before any result, grows by a few bytes per token shard; and it gives search.js the query's
+    constants (`query`), declared here once. `base_url`: where the site is hosted, so that a
+    copy of it (`diagnose --site`) links there."""
+    return _dump({"version": 3, "entries": n, "base_url": base_url, "doc_fields": list(DOC_FIELDS),
+                  "docs_per_shard": DOCS_PER_SHARD, "files": version, "shards": encode_keys(shard_keys),
+                  "query": {"max_terms": MAX_QUERY_TERMS, "prefix_weight": PREFIX_WEIGHT,
+                            "prefix_shards": PREFIX_SHARDS, "short_words": SHORT_WORDS},
                   "stopwords": sorted(STOPWORDS),
                   "decoration": [[regex, replacement] for _name, regex, replacement in DECORATION_RULES]})
 
@@ -169,7 +210,7 @@ def search_row(loaded) -> tuple[tuple, list]:
 
 def build_search_files(catalog: Catalog, release: bool = False, kept=None,
                        digests: dict[str, str] | None = None) -> dict[str, bytes]:
-    """{relative path: bytes} of every search file; shard names carry a content hash. `release`:
+    """{relative path: bytes} of every search file (the manifest names their content's hash). `release`:
     the entries' own weights are not needed afterwards (`term_weights`). `kept` (`serve`'s
     `memo.Kept`): each entry's row and terms, each part of the numbering's grouped terms and
     each group's shards are memoised there. `digests` gets the `write.file_digest` of the files
@@ -185,29 +226,25 @@ def build_search_files(catalog: Catalog, release: bool = False, kept=None,
         grouped = term_weights([catalog.entries[entry_id] for entry_id in order], release)
         shards = {key: _named(term_shards(grouped[key], key, n)) for key in grouped}
     files: dict[str, bytes] = {}
-    shard_names: dict[str, str] = {}
+    known: dict[str, str] = {}
     for key in sorted(shards):
-        for shard, (data, name, digest) in sorted(shards[key].items()):
+        for _shard, (data, name, digest) in sorted(shards[key].items()):
             files[name] = data
-            shard_names[shard] = name[len("search/"):]
-            if digests is not None:
-                digests[name] = digest
-    doc_shards = []
+            known[name] = digest
     for start in range(0, n, DOCS_PER_SHARD):
         name, data = doc_shard(start // DOCS_PER_SHARD, [rows[entry_id][1] for entry_id in order[start:start + DOCS_PER_SHARD]])
         files[name] = data
-        doc_shards.append(name[len("search/"):])
-    files[MANIFEST] = manifest_file(n, shard_names, doc_shards, catalog.config.base_url)
+        known[name] = hashlib.sha256(data).hexdigest()[:32]
+    shard_keys = [name[len("search/t/"):-len(".json")] for name in known if name.startswith("search/t/")]
+    files[MANIFEST] = manifest_file(n, shard_keys, index_version(known), catalog.config.base_url)
+    if digests is not None:
+        digests.update(known)
     return files
 
 
 def _named(shards: dict[str, bytes]) -> dict[str, tuple[bytes, str, str]]:
     """Each shard's bytes with its path (`shard_path`) and `write.file_digest`, from one hash."""
-    named = {}
-    for shard, data in shards.items():
-        digest = hashlib.sha256(data).hexdigest()
-        named[shard] = (data, f"search/t/{shard}.{digest[:10]}.json", digest[:32])
-    return named
+    return {shard: (data, shard_path(shard), hashlib.sha256(data).hexdigest()[:32]) for shard, data in shards.items()}
 
 
 def _memoised_shards(kept, catalog: Catalog, order: list[str]) -> dict[str, dict[str, tuple[bytes, str, str]]]:
@@ -334,8 +371,20 @@ def build_signature_file(catalog: Catalog) -> bytes:
                                    consequences_of(related))
 
 
-MAX_QUERY_TERMS = 12   # as search.js: a pasted message's longest words decide
+# The query's constants, sent to search.js in the manifest (`manifest_file`):
+#: a pasted message's longest words decide (each costs a shard to fetch)
+MAX_QUERY_TERMS = 12
+#: a completion of the word being typed ("tim" → "timeout") counts this much of an exact match
+PREFIX_WEIGHT = 0.7
+#: the word being typed also reads the shards after its own that hold its completions, when there
+#: are at most this many: a shorter prefix waits for the next key
+PREFIX_SHARDS = 2
+#: a short query: its entries with every word come first, and its last word is being typed. A
+#: longer one (a description, a pasted line) ranks by score alone, in which the share of its words
+#: an entry has already weighs, and is not being typed
+SHORT_WORDS = 3
 _WHITE = re.compile(r"[ \t\n\r\f\v]+")
+_ENDS_IN_WORD = re.compile(r"[A-Za-z0-9_]$")
 
 
 def query_words(text: str, kept: set[str]) -> list[set[str]]:
@@ -357,14 +406,39 @@ def word_weights(words: list[set[str]], df: dict[str, int], n: int) -> list[floa
     return [x * x for x in idf]
 
 
+def shard_key(keys: list[str], token: str) -> str | None:
+    """The shard a token would be in: the last of the sorted keys not after it (`term_shards`).
+    As search.js's shardKey."""
+    at = bisect.bisect_right(keys, token) - 1
+    return keys[at] if at >= 0 else None
+
+
+def prefix_keys(keys: list[str], token: str, more: int) -> list[str]:
+    """The shards that hold the completions of a word being typed: its own shard, and those after
+    it up to the one where words stop starting with it, when they are at most `more`. As
+    search.js's prefixKeys."""
+    first = bisect.bisect_right(keys, token) - 1
+    last = bisect.bisect_right(keys, token + "\x7f") - 1   # (tokens are ASCII)
+    return keys[max(first, 0):last + 1] if last - first <= more else keys[max(first, 0):first + 1]
+
+
+def completions(shard: Mapping[str, list], token: str) -> list[str]:
+    """The longer words of a shard that start with `token`: not pairs ("oom+killer") nor names ("~...")."""
+    return [other for other in sorted(shard) if other != token and other.startswith(token)
+            and "+" not in other and "~" not in other]
+
+
 class SearchIndex:
-    """The site's search index read back, queried the way theme/assets/search.js queries it
-    (without its prefix expansion of the word being typed): the same files, the same scores.
-    `diagnose` uses it to offer entries related to an error that no signature explains."""
+    """The site's search index read back, queried the way theme/assets/search.js queries it: the
+    same files, the same scores, the same order. `diagnose` uses it to offer entries related to an
+    error that no signature explains."""
 
     def __init__(self, files: Mapping[str, bytes]):
         self.manifest = jsonbytes.loads(files[MANIFEST])
+        self.shards = decode_keys(self.manifest["shards"])
+        self.constants = self.manifest["query"]   # (`manifest_file`: as search.js reads them)
         self.files = files
+        self._loaded: dict[str, dict] = {}
 
     @classmethod
     def from_folder(cls, site: "Path") -> "SearchIndex":
@@ -373,58 +447,86 @@ class SearchIndex:
                  for p in folder.rglob("*.json") if p.is_file()}
         return cls(files)
 
-    def _shard(self, token: str) -> dict:
-        shards = self.manifest["shards"]
-        for n in range(len(token), 1, -1):
-            key = token[:n]
-            if key in shards:
-                return jsonbytes.loads(self.files["search/" + shards[key]])
-        return {}
+    def _file(self, path: str):
+        if path not in self._loaded:
+            self._loaded[path] = jsonbytes.loads(self.files[path])
+        return self._loaded[path]
 
-    def query(self, text: str, limit: int = 10) -> list[dict]:
-        """[{id, title, summary, severity, category, score, matched}] best first, without those
-        scoring below RELEVANCE_CUTOFF of the best. A pasted log line loses its decoration
-        first, as the matcher's lines do (rootcause.text.undecorate). A query that is a short
-        name also looks up its name term (an entry's alias, see rootcause.text.name_key)."""
+    def _shard(self, key: str | None) -> dict:
+        return self._file(shard_path(key)) if key is not None else {}
+
+    def query(self, text: str, limit: int = 10, prefix: bool = False) -> list[dict]:
+        """[{id, title, summary, severity, category, score, matched, all_words}] best first; no
+        cut-off below the best. For a short query (SHORT_WORDS), every entry that has all its
+        words (of those the index knows) comes first, then those that have some, each group by
+        score. `prefix`: the last word of a short query is being typed, so its completions count
+        too (PREFIX_WEIGHT), as the site's search boxes ask.
+        A pasted log line loses its decoration first, as the matcher's lines do
+        (rootcause.text.undecorate). A query that is a short name also looks up its name term
+        (an entry's alias, see rootcause.text.name_key)."""
+        constants = self.constants
+        max_terms = constants["max_terms"]
         text = "\n".join(undecorate(line) for line in text.split("\n"))
         query = tokens(text)
+        # the word being typed: the last one, when the text ends in it ("cuda o" types no word),
+        # of a query of a few words (a pasted line is not being typed)
+        chunks = [chunk for chunk in _WHITE.split(text) if tokens(chunk)]
+        last = query[-1] if (prefix and _ENDS_IN_WORD.search(text) and chunks and chunks[-1] == _WHITE.split(text)[-1]
+                             and len(chunks) <= constants["short_words"]) else None
         unique = list(dict.fromkeys(query))
-        if len(unique) > MAX_QUERY_TERMS:
-            keep = set(sorted(unique, key=len, reverse=True)[:MAX_QUERY_TERMS])
+        if len(unique) > max_terms:
+            keep = set(sorted(unique, key=len, reverse=True)[:max_terms])
+            if last is not None:
+                keep.add(last)
             unique = [t for t in unique if t in keep]
         if not unique:
             return []
         kept = set(unique)
-        pairs = [p for p in dict.fromkeys(terms(text)[len(query):]) if set(p.split("+")) <= kept][:MAX_QUERY_TERMS]
+        pairs = [p for p in dict.fromkeys(terms(text)[len(query):]) if set(p.split("+")) <= kept][:max_terms]
         unique += pairs
         name = name_key(text)
         if name is not None:
             unique.append(name)
         words = query_words(text, kept)
-        scores: dict[int, float] = defaultdict(float)
-        matched: dict[int, int] = defaultdict(int)
-        covered: dict[int, set[int]] = defaultdict(set)
+        shards = self.shards
+        scores: dict[int, float] = {}
+        matched: dict[int, int] = {}
+        covered: dict[int, set[int]] = {}
         df: dict[str, int] = {}
         for token in unique:
-            postings = self._shard(token).get(token, [])
-            df[token] = len(postings) // 2
             reach = range(len(words)) if token == name else [i for i, w in enumerate(words) if token in w]
-            for i in range(0, len(postings) - 1, 2):
-                scores[postings[i]] += postings[i + 1]
-                matched[postings[i]] += 1
-                covered[postings[i]].update(reach)
+            best: dict[int, float] = {}   # each entry's score for this token: its best posting
+            postings = self._shard(shard_key(shards, token)).get(token)
+            for i in range(0, len(postings or ()) - 1, 2):
+                best[postings[i]] = postings[i + 1]
+            if token == last and postings != []:   # (a word in most entries is not completed)
+                for key in prefix_keys(shards, token, constants["prefix_shards"]):
+                    shard = self._shard(key)
+                    for other in completions(shard, token):
+                        postings = shard[other]
+                        for i in range(0, len(postings) - 1, 2):
+                            doc, score = postings[i], postings[i + 1] * constants["prefix_weight"]
+                            if score > best.get(doc, 0):
+                                best[doc] = score
+            df[token] = len(best)
+            for doc, score in best.items():
+                scores[doc] = scores.get(doc, 0) + score
+                matched[doc] = matched.get(doc, 0) + 1
+                covered.setdefault(doc, set()).update(reach)
         weights = word_weights(words, df, self.manifest["entries"])
         total = sum(weights) or 1.0
-        ranked = sorted(((doc, score * (1 + matched[doc] / len(unique))
-                          * (sum(weights[i] for i in sorted(covered[doc])) / total) ** 2)
-                         for doc, score in scores.items()), key=lambda p: (-p[1], p[0]))
-        cutoff = self.manifest.get("cutoff", 0) * ranked[0][1] if ranked else 0
-        ranked = [r for r in ranked if r[1] >= cutoff][:limit]
+        known = {i for i, weight in enumerate(weights) if weight > 0}   # words the index has
+        short = len(chunks) <= constants["short_words"]
+        ranked = []
+        for doc, score in scores.items():
+            share = sum(weights[i] for i in sorted(covered[doc])) / total
+            ranked.append((doc, score * (1 + matched[doc] / len(unique)) * share * share, known <= covered[doc]))
+        ranked.sort(key=lambda r: (not (short and r[2]), -r[1], r[0]))
+        fields = self.manifest["doc_fields"]
         per = self.manifest["docs_per_shard"]
         out = []
-        for doc, score in ranked:
-            rows = jsonbytes.loads(self.files["search/" + self.manifest["doc_shards"][doc // per]])
-            row = rows[doc % per]
-            out.append({"id": row[0], "title": row[1], "summary": row[2], "severity": row[3], "category": row[4],
-                        "score": round(score, 3), "matched": matched[doc], "terms": len(unique)})
+        for doc, score, whole in ranked[:limit]:
+            row = dict(zip(fields, self._file(doc_path(doc // per))[doc % per]))
+            out.append({**row, "score": round(score, 3), "matched": matched[doc], "terms": len(unique),
+                        "all_words": whole})
         return out

@@ -266,27 +266,29 @@ def test_feed_is_atom_with_the_entries(site: Path):
 
 
 def test_search_index_is_sharded_and_finds_an_error_message(site: Path):
+    from rootcause.site.search import decode_keys, doc_path, shard_key, shard_path
     from rootcause.text import terms
 
     manifest = json.loads((site / "search" / "manifest.json").read_text())
+    keys = decode_keys(manifest["shards"])
     assert manifest["entries"] == len(bundled_ids())
     query = terms("size mismatch for decoder.layers.3.weight: copying a param with shape torch.Size([0]) from checkpoint")
     scores: dict[int, float] = {}
     matched: dict[int, int] = {}
     unique = set(query)
     for token in unique:  # the ranking search.js applies: summed scores times query coverage
-        key = next((token[:n] for n in range(len(token), 1, -1) if token[:n] in manifest["shards"]), None)
+        key = shard_key(keys, token)
         if key is None:
             continue
-        shard = json.loads((site / "search" / manifest["shards"][key]).read_text())
+        shard = json.loads((site / shard_path(key)).read_text())
         flat = shard.get(token, [])
         for doc, score in zip(flat[::2], flat[1::2]):
             scores[doc] = scores.get(doc, 0) + score
             matched[doc] = matched.get(doc, 0) + 1
     best = max(scores, key=lambda d: scores[d] * (1 + matched[d] / len(unique)))
     per = manifest["docs_per_shard"]
-    rows = json.loads((site / "search" / manifest["doc_shards"][best // per]).read_text())
-    assert rows[best % per][0] == SEED_ENTRY.stem
+    rows = json.loads((site / doc_path(best // per)).read_text())
+    assert dict(zip(manifest["doc_fields"], rows[best % per]))["id"] == SEED_ENTRY.stem
     biggest = max(p.stat().st_size for p in (site / "search" / "t").glob("*.json"))
     assert biggest < 32 * 1024
 

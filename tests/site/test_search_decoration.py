@@ -20,7 +20,7 @@ const fs = require("fs"), path = require("path");
 const { Index } = require(path.join(process.argv[1], "theme", "assets", "search.js"));
 const site = process.argv[2];
 const index = new Index("search/", "search/manifest.json",
-  (url) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(site, url), "utf8"))));
+  (url) => Promise.resolve(JSON.parse(fs.readFileSync(path.join(site, url.split("?")[0]), "utf8"))));
 Promise.all(JSON.parse(process.argv[3]).map((q) => index.query(q, 5)))
   .then((lists) => process.stdout.write(JSON.stringify(lists.map((l) => l.map((h) => [h.id, h.score, h.matched])))));
 """

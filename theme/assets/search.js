@@ -6,7 +6,6 @@
   var RUN = /[A-Za-z0-9_]+/g;
   var PART = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
   var HEXISH = /^(?:0x[0-9a-f]+|(?=[0-9a-f]*[0-9])[0-9a-f]{8,})$/;
-  var MAX_TERMS = 12;
   var JOIN = /([A-Za-z]+)[-_]([0-9]{1,3})(?![0-9A-Za-z])/g;  // "ZeRO-3" is also "zero3" (rootcause.text._JOIN)
   var DEFAULT_STOPWORDS = ("a an and are as at be but by for from has have if in into is it its no not of on or " +
     "that the their then there these this to was were will with you your " +
@@ -75,10 +74,10 @@
   // The query's words (split at white space) with a kept token, each as its set of tokens, as
   // rootcause.site.search.query_words: an entry's score is scaled by the square of the share of
   // words it matches.
-  function queryWords(text, kept) {
+  function queryWords(text, kept, chunkTokens) {
     var out = [];
-    String(text).split(/[ \t\n\r\f\v]+/).forEach(function (chunk) {
-      var w = new Set(tokens(chunk).filter(function (t) { return kept.has(t); }));
+    (chunkTokens || String(text).split(/[ \t\n\r\f\v]+/).map(function (chunk) { return tokens(chunk); })).forEach(function (found) {
+      var w = new Set(found.filter(function (t) { return kept.has(t); }));
       if (w.size) out.push(w);
     });
     return out;
@@ -131,20 +130,69 @@
   Index.prototype.ready = function () {
     var self = this;
     if (!this.manifest) {
-      this.manifest = this.load(this.manifestUrl, true).then(function (m) { STOPWORDS = new Set(m.stopwords); return m; });
+      this.manifest = this.load(this.manifestUrl, true).then(function (m) {
+        STOPWORDS = new Set(m.stopwords);
+        m.keys = decodeKeys(m.shards);  // the token shards' keys, sorted (search.py's manifest_file)
+        return m;
+      });
     }
     return this.manifest;
   };
 
-  // The shard of a token: the longest key of the manifest that starts it (see search.py).
-  Index.prototype.shardKey = function (manifest, token) {
-    for (var n = token.length; n >= 2; n--) {
-      if (Object.prototype.hasOwnProperty.call(manifest.shards, token.slice(0, n))) return token.slice(0, n);
-    }
-    return null;
-  };
+  // The shard keys as the manifest writes them: each as how many characters it shares with the
+  // one before (0-9, a-z) and the rest, separated by spaces (search.py's encode_keys).
+  var DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz";
+  function decodeKeys(text) {
+    var keys = [], previous = "";
+    (text ? text.split(" ") : []).forEach(function (item) {
+      previous = previous.slice(0, DIGITS.indexOf(item[0])) + item.slice(1);
+      keys.push(previous);
+    });
+    return keys;
+  }
 
-  // Ranked hits: [{id, title, summary, severity, category, score}]. `prefix` expands the last token.
+  // How many of the sorted keys are not after `token` (Python's bisect_right; tokens are ASCII).
+  function keysUpTo(keys, token) {
+    var lo = 0, hi = keys.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (token < keys[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  // The shard a token would be in: the last key not after it (search.py's shard_key).
+  function shardKey(manifest, token) {
+    var at = keysUpTo(manifest.keys, token) - 1;
+    return at >= 0 ? manifest.keys[at] : null;
+  }
+
+  // A shard's address: its stable path, and the hash of the whole index so that a browser never
+  // mixes two builds' shards (search.py's shard_path, doc_path and index_version).
+  Index.prototype.shardUrl = function (manifest, key) { return this.base + "t/" + key + ".json?v=" + manifest.files; };
+  Index.prototype.docUrl = function (manifest, n) { return this.base + "d/" + n + ".json?v=" + manifest.files; };
+
+  // The shards holding the completions of the word being typed: its own, and those after it up to
+  // the one where words stop starting with it, when they are at most `more` (search.py's prefix_keys).
+  function prefixKeys(manifest, token, more) {
+    var keys = manifest.keys;
+    var first = keysUpTo(keys, token) - 1, last = keysUpTo(keys, token + "\x7f") - 1;
+    return last - first <= more ? keys.slice(Math.max(first, 0), last + 1) : keys.slice(Math.max(first, 0), first + 1);
+  }
+
+  // The longer words of a shard that start with `token`, not pairs nor names (search.py's completions).
+  function completions(shard, token) {
+    return Object.keys(shard).sort().filter(function (other) {
+      return other !== token && other.lastIndexOf(token, 0) === 0 && !/[+~]/.test(other);
+    });
+  }
+
+  Index.prototype.shardKey = function (manifest, token) { return shardKey(manifest, token); };
+
+  // Hits best first: [{id, title, summary, severity, category, score, matched, allWords}]; no cut-off.
+  // For a short query, every entry that has all its words (of those the index knows) comes first,
+  // then those that have some, each group by score. `prefix`: the last word of a short query is being
+  // typed, its completions count too. As rootcause.site.search.SearchIndex.query, to the same order.
   Index.prototype.query = function (text, limit, prefix) {
     var self = this;
     limit = limit || 10;
@@ -152,20 +200,27 @@
       // a pasted log line loses its decoration first (ANSI, carriage returns, quotes, rich boxes),
       // as rootcause.text.undecorate does for the matcher
       if (manifest.decoration) {
-        var rules = manifest.decoration.map(function (r) { return [new RegExp(r[0], "g"), r[1]]; });
+        var rules = manifest.rules || (manifest.rules = manifest.decoration.map(function (r) { return [new RegExp(r[0], "g"), r[1]]; }));
         text = text.split("\n").map(function (line) {
           rules.forEach(function (r) { line = line.replace(r[0], r[1]); });
           return line.replace(/[ \t\f\v]+$/, "");
         }).join("\n");
       }
+      var constants = manifest.query, maxTerms = constants.max_terms;
       var query = tokens(text);
-      var last = prefix && /[A-Za-z0-9_]$/.test(text) ? query[query.length - 1] : null;
+      // the word being typed: the last one, when the text ends in it ("cuda o" types no word), of a
+      // query of a few words (a pasted line is not being typed)
+      var split = text.split(/[ \t\n\r\f\v]+/);
+      var chunkTokens = split.map(function (chunk) { return tokens(chunk); });  // (once: a pasted line is long)
+      var chunks = split.filter(function (chunk, i) { return chunkTokens[i].length > 0; });
+      var last = prefix && /[A-Za-z0-9_]$/.test(text) && chunks.length && chunks[chunks.length - 1] === split[split.length - 1] &&
+        chunks.length <= constants.short_words ? query[query.length - 1] : null;
       // a pasted message can have dozens of words: the longest (most specific) ones decide, and
       // each costs a shard to fetch
       var unique = Array.from(new Set(query));
-      if (unique.length > MAX_TERMS) {
-        var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, MAX_TERMS));
-        if (last) keepSet.add(last);
+      if (unique.length > maxTerms) {
+        var keepSet = new Set(unique.slice().sort(function (a, b) { return b.length - a.length; }).slice(0, maxTerms));
+        if (last !== null) keepSet.add(last);
         unique = unique.filter(function (t) { return keepSet.has(t); });
       }
       if (!unique.length) return [];
@@ -173,74 +228,72 @@
       var pairs = Array.from(new Set(terms(text).slice(query.length))).filter(function (pair) {
         var parts = pair.split("+");
         return kept.has(parts[0]) && kept.has(parts[1]);
-      }).slice(0, MAX_TERMS);
+      }).slice(0, maxTerms);
       unique = unique.concat(pairs);
       var name = nameKey(text);
       if (name !== null) unique.push(name);
-      var keys = Array.from(new Set(unique.map(function (t) { return self.shardKey(manifest, t); }).filter(Boolean)));
-      return Promise.all(keys.map(function (k) { return self.load(self.base + manifest.shards[k]); })).then(function (shards) {
+      var keys = unique.map(function (t) { return shardKey(manifest, t); });
+      if (last !== null) keys = keys.concat(prefixKeys(manifest, last, constants.prefix_shards));
+      keys = Array.from(new Set(keys.filter(function (k) { return k !== null; })));
+      return Promise.all(keys.map(function (k) { return self.load(self.shardUrl(manifest, k)); })).then(function (loaded) {
         var byKey = Object.create(null);
-        keys.forEach(function (k, i) { byKey[k] = shards[i]; });
-        var words = queryWords(text, kept);
-        var scores = new Map();
-        var matched = new Map();
-        var covered = new Map();
+        keys.forEach(function (k, i) { byKey[k] = loaded[i]; });
+        var words = queryWords(text, kept, chunkTokens);
+        var scores = new Map(), matched = new Map(), covered = new Map();
         var df = Object.create(null);
         unique.forEach(function (token) {
-          var key = self.shardKey(manifest, token);
-          if (!key) return;
           var reach = [];
           words.forEach(function (w, i) { if (token === name || w.has(token)) reach.push(i); });
-          var shard = byKey[key];
-          var lists = [];
-          if (shard[token]) lists.push([shard[token], 1]);
-          if (token === last) {
-            var extra = 0;
-            Object.keys(shard).sort().forEach(function (other) {
-              // longer words only: not the pairs ("oom+killer") nor names that start with it
-              if (other !== token && other.lastIndexOf(token, 0) === 0 && !/[+~]/.test(other) && extra < 24) {
-                lists.push([shard[other], 0.7]);
-                extra++;
-              }
+          var best = new Map();  // each entry's score for this token: its best posting
+          var key = shardKey(manifest, token);
+          var own = key !== null && Object.prototype.hasOwnProperty.call(byKey[key], token) ? byKey[key][token] : null;
+          var i;
+          for (i = 0; own && i + 1 < own.length; i += 2) best.set(own[i], own[i + 1]);
+          if (token === last && !(own && own.length === 0)) {  // (a word in most entries is not completed)
+            prefixKeys(manifest, token, constants.prefix_shards).forEach(function (k) {
+              var shard = byKey[k];
+              completions(shard, token).forEach(function (other) {
+                var postings = shard[other];
+                for (var j = 0; j + 1 < postings.length; j += 2) {
+                  var score = postings[j + 1] * constants.prefix_weight;
+                  if (score > (best.get(postings[j]) || 0)) best.set(postings[j], score);
+                }
+              });
             });
           }
-          var seen = new Set();
-          df[token] = 0;
-          lists.forEach(function (pair) {
-            var postings = pair[0], weight = pair[1];  // flat: doc, score, doc, score, ...
-            for (var i = 0; i + 1 < postings.length; i += 2) {
-              var doc = postings[i];
-              scores.set(doc, (scores.get(doc) || 0) + postings[i + 1] * weight);
-              if (!seen.has(doc)) {
-                seen.add(doc);
-                matched.set(doc, (matched.get(doc) || 0) + 1);
-                if (!covered.has(doc)) covered.set(doc, new Set());
-                reach.forEach(function (i) { covered.get(doc).add(i); });
-              }
-            }
+          df[token] = best.size;
+          best.forEach(function (score, doc) {
+            scores.set(doc, (scores.get(doc) || 0) + score);
+            matched.set(doc, (matched.get(doc) || 0) + 1);
+            if (!covered.has(doc)) covered.set(doc, new Set());
+            reach.forEach(function (w) { covered.get(doc).add(w); });
           });
-          df[token] = seen.size;
         });
         var weights = wordWeights(words, df, manifest.entries);
         var total = weights.reduce(function (a, b) { return a + b; }, 0) || 1;
         var ranked = Array.from(scores.keys()).map(function (doc) {
-          var share = Array.from(covered.get(doc)).sort(function (a, b) { return a - b; })
-            .reduce(function (sum, i) { return sum + weights[i]; }, 0) / total;
-          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share];
+          var have = covered.get(doc);
+          var share = Array.from(have).sort(function (a, b) { return a - b; })
+            .reduce(function (sum, w) { return sum + weights[w]; }, 0) / total;
+          var whole = weights.every(function (weight, w) { return weight === 0 || have.has(w); });
+          return [doc, scores.get(doc) * (1 + matched.get(doc) / unique.length) * share * share, whole];
         });
-        ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
-        // the tail scoring below a fraction of the best is noise, not a longer answer
-        var cutoff = ranked.length ? (manifest.cutoff || 0) * ranked[0][1] : 0;
-        ranked = ranked.filter(function (r) { return r[1] >= cutoff; }).slice(0, limit);
-        var per = manifest.docs_per_shard;
+        var short = chunks.length <= constants.short_words;
+        ranked.sort(function (a, b) { return (short ? b[2] - a[2] : 0) || (b[1] - a[1]) || (a[0] - b[0]); });
+        ranked = ranked.slice(0, limit);
+        var per = manifest.docs_per_shard, fields = manifest.doc_fields;
         var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
-        return Promise.all(needed.map(function (n) { return self.load(self.base + manifest.doc_shards[n]); })).then(function (docShards) {
+        return Promise.all(needed.map(function (n) { return self.load(self.docUrl(manifest, n)); })).then(function (docShards) {
           var byShard = Object.create(null);
           needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
           return ranked.map(function (r) {
             var row = byShard[Math.floor(r[0] / per)][r[0] % per];
-            return { id: row[0], title: row[1], summary: row[2], severity: row[3], category: row[4], score: r[1],
-                     matched: matched.get(r[0]) };
+            var hit = {};
+            fields.forEach(function (field, i) { hit[field] = row[i]; });
+            hit.score = r[1];
+            hit.matched = matched.get(r[0]);
+            hit.allWords = r[2];
+            return hit;
           });
         });
       });
@@ -310,6 +363,7 @@
   }
 
   var api = { tokens: tokens, terms: terms, nameKey: nameKey, queryTerms: queryTerms, inline: inline, pieces: pieces,
+              decodeKeys: decodeKeys,
               Index: Index };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.RootcauseSearch = api;
