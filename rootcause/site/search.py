@@ -122,7 +122,7 @@ def term_shards(group: dict[str, dict[int, float]], key: str, n: int) -> dict[st
         return {}
     shards: dict[str, bytes] = {}
     pieces: list[bytes] = []
-    size = 0
+    size = 1   # the braces and commas: "{" + pieces joined by "," + "}" is 1 + sum(len(piece) + 1)
     shard = previous = ""
     for token in sorted(group):
         piece = _dump(token) + b":" + _dump(_scored(group[token], n))
