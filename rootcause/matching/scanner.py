@@ -300,27 +300,35 @@ class LineBlocks:
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         tail = b""
         skipping = False  # inside a line longer than we keep: drop bytes until its newline
-        while True:
-            chunk = self.stream.read(CHUNK)
-            if not chunk:
-                break
+        chunk = self.stream.read(CHUNK)
+        while chunk:
+            # the next chunk is read first: a last line without its newline (a paste) ends the
+            # last block, after the line whose message a wrap carried onto it (`_take_line`)
+            ahead = self.stream.read(CHUNK)
             self.bytes_read += len(chunk)
             if skipping:
                 newline = chunk.find(b"\n")
                 if newline < 0:
+                    chunk = ahead
                     continue
                 chunk = chunk[newline:]
                 skipping = False
             data = tail + chunk
             cut = data.rfind(b"\n") + 1
+            if not ahead and cut < len(data):
+                data = data[:cut] + data[cut:cut + LINE_BYTES] + b"\n"
+                yield data, len(data)
+                return
             if cut == 0:
                 tail = data[:LINE_BYTES]
                 skipping = len(data) > LINE_BYTES
+                chunk = ahead
                 continue
             yield data, cut
             tail = data[cut:]
             if len(tail) > LINE_BYTES:
                 tail, skipping = tail[:LINE_BYTES], True
+            chunk = ahead
         if tail:
             yield tail + b"\n", len(tail) + 1
 

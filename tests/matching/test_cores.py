@@ -96,6 +96,14 @@ def test_a_watchdog_line_wrapped_at_word_boundaries_is_still_the_watchdog(bundle
     assert first(bundled, wrapped)[0] == "nccl-watchdog-collective-timeout"
 
 
+def test_a_message_wrapped_onto_a_last_line_without_its_newline_is_joined(bundled):
+    """A paste usually ends without a newline: the message wrapped onto that last line is read
+    as it is with one (the last line used to be a block of its own, out of the join's reach)."""
+    wrapped = "ValueError: You can't train a model that has been loaded in 8-bit precision on\nmultiple devices."
+    assert first(bundled, wrapped)[0] == first(bundled, wrapped + "\n")[0] == \
+        "accelerate-quantized-model-wrong-device"
+
+
 def test_mutations_are_the_pastes_people_make():
     example = "Traceback (most recent call last):\n  File \"t.py\", line 3\ntorch.OutOfMemoryError: CUDA out of " \
               "memory. Tried to allocate 2.00 GiB"

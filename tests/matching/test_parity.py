@@ -175,6 +175,9 @@ LOGS: dict[str, str] = {
     "c10-backtrace-below-its-message": join(DATALOADER, *C10_BACKTRACE),
     # the forms #31 added: a message cut after its core, a shell's signal report, glibc's abort, a
     # watchdog's own backtrace, and the watchdog's account of the work each rank completed
+    # a paste's last line, without its newline, that a message was wrapped onto (peft #414's line)
+    "wrapped-onto-last-line": "[rank1]: ValueError: You can't train a model that has been loaded in 8-bit precision on\n"
+                              "[rank1]: multiple devices.",
     "cut-after-core": join("[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory"),
     "shell-segfault": join("step 3 loss 2.1", "train.sh: line 2: 29959 Segmentation fault      python3 train.py"),
     "shell-killed": join("step 3 loss 2.1", "Killed"),
