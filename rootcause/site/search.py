@@ -497,8 +497,9 @@ class SearchIndex:
             reach = range(len(words)) if token == name else [i for i, w in enumerate(words) if token in w]
             best: dict[int, float] = {}   # each entry's score for this token: its best posting
             postings = self._shard(shard_key(shards, token)).get(token)
-            for i in range(0, len(postings or ()) - 1, 2):
-                best[postings[i]] = postings[i + 1]
+            found = postings or []
+            for i in range(0, len(found) - 1, 2):
+                best[found[i]] = found[i + 1]
             if token == last and postings != []:   # (a word in most entries is not completed)
                 for key in prefix_keys(shards, token, constants["prefix_shards"]):
                     shard = self._shard(key)
