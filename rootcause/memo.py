@@ -189,7 +189,7 @@ class Kept:
         """What this build added, and what it did not use: all a forked build sends back for the
         process it was forked from to `apply`. A column goes as the entries it computed, when
         its last build's column is the one the parent holds (else whole)."""
-        columns = {}
+        columns: dict[str, tuple] = {}
         for table, (base, changed) in self.patched.items():
             made = self.columns[table]
             if base is None or changed is None:

@@ -543,8 +543,10 @@ def _unchanged(names: list[str], root: Path, config: SiteConfig, store, version:
     folder = os.fspath(root / "entries")
     files, entries = kept.tables.get("entry-file", {}), kept.tables.get("entry", {})
     used_files, used_entries = [], []
+    known = stats.get if stats else None
     for name in names:
-        file_key = (name, folder, _stat_of(folder, name, stats), settings, version)
+        stat = known("entries/" + name) if known is not None else None
+        file_key = (name, folder, stat if stat is not None else stat_key(f"{folder}/{name}"), settings, version)
         key = files.get(file_key)
         summary = entries.get(key) if key is not None else None
         if key is None or summary is None:

@@ -82,7 +82,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     build (`memo.Kept`), used and added to; when the output is as that build left it, the build
     writes into it in place (`write.InPlaceWriter`), only the files whose bytes changed.
     `deferred`: a list that gets the work that can wait until the site is written (storing the
-    diagnosis index), for the caller to run; without it, that work is done before returning.
+    diagnosis index and the build's state), for the caller to run; without it, that work is done
+    before returning.
     """
     from ..timings import OFF
 
@@ -149,9 +150,12 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                 kept.forget("output", os.fspath(out))
             raise
         with timings.stage("write"):
-            write_manifest(out, root, manifest)
             if kept is not None:
                 kept.put("output", os.fspath(out), manifest)
+            if deferred is None:
+                write_manifest(out, root, manifest)
+            else:   # (`serve` reads its own state of the output, `kept`; the next process, this)
+                deferred.append(lambda: write_manifest(out, root, manifest))
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
 
@@ -502,7 +506,7 @@ def _plan_entry_pages(planned: Plan, project, stamp: tuple | None, memo: Memo) -
                 links = entry_links(entry_id, related[entry_id], cards, incoming)[0]
                 return entry_page_key(stamp, entries[entry_id], links), related[entry_id]
 
-            def neighbours(last) -> set[str]:
+            def neighbours(last) -> set[str] | None:
                 """Besides the entries whose file changed, those whose page shows one of them (as
                 their link or their backlink): an entry's card and links change with its file only."""
                 changed = kept.changed_ids(last.keys, catalog.keys())
@@ -564,8 +568,8 @@ def plan_pages(root: Path, project, planned: Plan, content_pages: list, asset_na
             # by each card's `place`, all the lists read of it (an edit of a summary keeps them)
             places = kept.column("card-place", keys, lambda entry_id: cards[entry_id].place, content=_text) \
                 if keys is not None else None
-            key = lists_key(config, cards) if places is None else (lists_key(config, {}), places.digest)
-            lists = kept.memoised("card-lists", key, lambda: card_lists(config, cards))
+            made_of = lists_key(config, cards) if places is None else (lists_key(config, {}), places.digest)
+            lists = kept.memoised("card-lists", made_of, lambda: card_lists(config, cards))
         aggregates = aggregate_pages(config, planned.cards, content_pages, project.study, lists)
         _held(planned, memo, {page.path: key for page in aggregates if stamp and (key := page_key(page, stamp)) is not None})
         todo = [page for page in aggregates if page.path not in planned.present and page.path not in planned.reuse]
