@@ -245,10 +245,12 @@ def entry_column(kept: Kept | None, table: str, catalog, compute: Callable[[Any]
                  content: Callable[[T], bytes] | None = None) -> Column[T]:
     """`compute(loaded)` of every entry of `catalog`, as a `Column`: with a `kept`, the last
     build's column patched where an entry's record key changed (`Kept.column`); without one, or
-    when an entry has no record key, every entry computed."""
-    keys = catalog.keys()
+    when an entry has no record key, every entry computed (and a digest made only for `kept`,
+    which keys what it makes of the column by it)."""
     entries = catalog.entries
+    keys = catalog.keys() if kept is not None else None
     if kept is None or keys is None:
         values = {entry_id: compute(loaded) for entry_id, loaded in entries.items()}
-        return Column(keys or {}, values, _digest_of(values, content) if content is not None else None)
+        return Column(keys or {}, values, _digest_of(values, content) if content is not None and kept is not None
+                      else None)
     return kept.column(table, keys, lambda entry_id: compute(entries[entry_id]), content)
