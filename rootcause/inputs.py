@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,14 +43,37 @@ def key_of(st: os.stat_result) -> tuple:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
 
 
+#: a folder whose modification time is at least this old when it is listed is listed again
+#: only when that time changes (a file system stamps folders with a coarse clock: a name added a
+#: moment after a listing can leave the folder's time as it was)
+SETTLED_NS = 2_000_000_000
+_LISTED: dict[tuple[str, str], tuple[tuple, list[str]]] = {}
+
+
 def listing(folder: str, suffix: str = "") -> list[str]:
     """The names in `folder` ending with `suffix`, sorted: what `entries/*.yaml` and a
-    healthy-log folder's `*` give (links and special files included, for the loader to refuse)."""
+    healthy-log folder's `*` give (links and special files included, for the loader to refuse).
+    The names of a settled folder are kept (`SETTLED_NS`) by its stat key and modification and
+    change times, and not listed again while those stay: `serve` tests its inputs once a second
+    and each build lists them again (a new list each time: the caller may change it)."""
+    try:
+        st = os.stat(folder)
+        mark = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    except OSError:
+        mark = None
+    if mark is not None:
+        known = _LISTED.get((folder, suffix))
+        if known is not None and known[0] == mark:
+            return list(known[1])
     try:
         with os.scandir(folder) as found:
-            return sorted(e.name for e in found if e.name.endswith(suffix))
+            names = sorted(e.name for e in found if e.name.endswith(suffix))
     except OSError:
         return []
+    if mark is not None and time.time_ns() - max(mark[0], mark[1]) > SETTLED_NS:
+        _LISTED[(folder, suffix)] = (mark, names)
+        return list(names)
+    return names
 
 
 _CODE: list[str] = []
@@ -99,11 +123,14 @@ class Inputs:
         stats = inputs.stats
         base = os.fspath(root)
         stats["site.yml"] = stat_key(f"{base}/site.yml", taken)
+        walked = taken.get if taken else None
         for folder, suffix in [["entries", ".yaml"], *inputs.folders]:
             where = f"{base}/{folder}"
             stats[folder + "/"] = stat_key(where)
             for name in listing(where, suffix):
-                stats[f"{folder}/{name}"] = stat_key(f"{where}/{name}", taken)
+                path = f"{where}/{name}"
+                key = walked(path) if walked is not None else None
+                stats[f"{folder}/{name}"] = key if key is not None else stat_key(path)
         package = os.fspath(PACKAGE)
         for name in code_files():
             stats[CODE + name] = stat_key(f"{package}/{name}", taken)

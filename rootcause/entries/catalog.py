@@ -27,7 +27,7 @@ from ..config import SiteConfig
 from ..errors import Diagnostic, display_path
 from ..files import is_inside
 from ..forked import quiet_worker
-from ..memo import Kept, per_entry
+from ..memo import Column, Kept, entry_column, per_entry
 from .. import jsonbytes
 from ..located_yaml import Located, load_yaml, read_text
 from ..matching.logline import MAX_LINE
@@ -78,14 +78,27 @@ class Catalog:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     unloadable: set[str] = field(default_factory=set)  # ids (file names) of entries with errors of their own
     checked: int = 0   # entry files parsed and checked by this load (not taken from the build cache)
-    _related: dict | None = field(default=None, repr=False)
+    _related: Column | None = field(default=None, repr=False)
+    _keys: tuple | None = field(default=None, repr=False)
 
-    def related(self, kept: Kept | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
+    def keys(self) -> dict[str, str] | None:
+        """{entry id: record key} of every entry, in order: what the entries' memoised results
+        are kept by (`memo.entry_column`); None when an entry has no record key (nothing kept).
+        Made once (the entries are not changed after loading)."""
+        if self._keys is None:
+            keys = {entry_id: loaded.source_key for entry_id, loaded in self.entries.items()}
+            self._keys = (keys if all(keys.values()) else None,)
+        return self._keys[0]
+
+    def related_column(self, kept: Kept | None = None) -> Column[tuple[tuple[str, str], ...]]:
         """Every entry's links (`related_of`), by id (memoised per entry with `kept`; made once)."""
         if self._related is None:
-            self._related = {entry_id: per_entry(kept, "related", loaded, related_of)
-                             for entry_id, loaded in self.entries.items()}
+            self._related = entry_column(kept, "related", self, related_of, content=_repr_bytes)
         return self._related
+
+    def related(self, kept: Kept | None = None) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Every entry's links (`related_of`), by id."""
+        return self.related_column(kept).values
 
     def signatures(self) -> list[CompiledSignature]:
         return [sig for loaded in self.entries.values() for sig in loaded.signatures]
@@ -530,8 +543,10 @@ def _unchanged(names: list[str], root: Path, config: SiteConfig, store, version:
     folder = os.fspath(root / "entries")
     files, entries = kept.tables.get("entry-file", {}), kept.tables.get("entry", {})
     used_files, used_entries = [], []
+    known = stats.get if stats else None
     for name in names:
-        file_key = (name, folder, _stat_of(folder, name, stats), settings, version)
+        stat = known("entries/" + name) if known is not None else None
+        file_key = (name, folder, stat if stat is not None else stat_key(f"{folder}/{name}"), settings, version)
         key = files.get(file_key)
         summary = entries.get(key) if key is not None else None
         if key is None or summary is None:
@@ -601,6 +616,10 @@ def record_key(shown: str, raw: bytes, settings: str, version: str) -> str:
 Finding = tuple
 
 
+def _repr_bytes(value) -> bytes:
+    return repr(value).encode("utf-8", "surrogateescape")
+
+
 def related_of(loaded) -> tuple[tuple[str, str], ...]:
     """An entry's links: (id, relation) each."""
     return tuple((r.id, r.relation) for r in loaded.entry.related)
@@ -612,19 +631,12 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path], kept: Kept | None = 
     every entry (and of the healthy logs): an edit of an entry's prose reruns none of them.
     `near`: the near-duplicate warnings too (W001)."""
     problems: list[Diagnostic] = []
-    entries = catalog.entries
-    links = catalog.related(kept)
-    for entry_id, loaded in entries.items():
-        for i, (target, _relation) in enumerate(links[entry_id]):
-            if target == entry_id:
-                line, col = loaded.located.where(("related", i, "id"))
-                problems.append(Diagnostic(loaded.path, line, col, "E022", "entry is related to itself",
-                                           "remove this item"))
-            elif target not in entries and target not in catalog.unloadable:  # else reported in its own file
-                line, col = loaded.located.where(("related", i, "id"))
-                close = difflib.get_close_matches(target, list(entries), n=1, cutoff=0.6)
-                hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
-                problems.append(Diagnostic(loaded.path, line, col, "E021", f"related entry '{target}' does not exist", hint))
+    related = catalog.related_column(kept)
+    if kept is None:
+        problems.extend(placed(catalog, _link_findings(catalog, related.values)))
+    else:   # by what it reads: every entry's links, and which ids exist
+        key = ("links", related.digest, tuple(sorted(catalog.unloadable)))
+        problems.extend(placed(catalog, kept.memoised("links", key, lambda: _link_findings(catalog, related.values))))
     problems.extend(placed(catalog, _memoised_check(kept, "examples", catalog, "collide", _collide_digest, b"",
                                                    lambda: _example_findings(catalog))))
     logs = b"".join(f"{log.name}\0{file_hash(log)}\n".encode("utf-8", "surrogateescape") for log in healthy_logs)
@@ -634,6 +646,21 @@ def cross_check(catalog: Catalog, healthy_logs: list[Path], kept: Kept | None = 
     if near:
         problems.extend(near_duplicates(catalog, kept))
     return problems
+
+
+def _link_findings(catalog: Catalog, links: dict[str, tuple[tuple[str, str], ...]]) -> list[Finding]:
+    """E022 (an entry related to itself) and E021 (related to an entry that does not exist)."""
+    found: list[Finding] = []
+    entries = catalog.entries
+    for entry_id, own in links.items():
+        for i, (target, _relation) in enumerate(own):
+            if target == entry_id:
+                found.append((entry_id, ("related", i, "id"), "E022", "entry is related to itself", "remove this item"))
+            elif target not in entries and target not in catalog.unloadable:  # else reported in its own file
+                close = difflib.get_close_matches(target, list(entries), n=1, cutoff=0.6)
+                hint = f"did you mean '{close[0]}'?" if close else "check the id, or add that entry first"
+                found.append((entry_id, ("related", i, "id"), "E021", f"related entry '{target}' does not exist", hint))
+    return found
 
 
 def placed(catalog: Catalog, findings: list[Finding]) -> list[Diagnostic]:
@@ -647,14 +674,12 @@ def placed(catalog: Catalog, findings: list[Finding]) -> list[Diagnostic]:
 
 
 def _memoised_check(kept: Kept | None, name: str, catalog: Catalog, table: str, digest, extra: bytes, compute):
-    """`compute()`, memoised in `kept` by `digest(entry)` of every entry (each memoised by the
-    entry's record key) and `extra`."""
+    """`compute()`, memoised in `kept` by `digest(entry)` of every entry (a column: each
+    memoised by the entry's record key) and `extra`."""
     if kept is None:
         return compute()
-    key = hashlib.sha256(extra)
-    for loaded in catalog.entries.values():
-        key.update(per_entry(kept, table, loaded, digest).encode())
-    return kept.memoised(name, key.hexdigest(), compute)
+    digests = entry_column(kept, table, catalog, digest, content=str.encode)
+    return kept.memoised(name, hashlib.sha256(extra + (digests.digest or 0).to_bytes(32, "big")).hexdigest(), compute)
 
 
 def _collide_digest(loaded) -> str:

@@ -27,7 +27,7 @@ from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from ..forked import Alongside
 from .page_workers import EntryPageWorkers, links_of, render_pages
-from ..memo import Kept, per_entry
+from ..memo import Kept, entry_column
 from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, entry_page_key,
                      input_fingerprint, page_key, quick_settings, render_stamp, same_inputs, theme_files,
                      volatile_only)
@@ -82,7 +82,8 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     build (`memo.Kept`), used and added to; when the output is as that build left it, the build
     writes into it in place (`write.InPlaceWriter`), only the files whose bytes changed.
     `deferred`: a list that gets the work that can wait until the site is written (storing the
-    diagnosis index), for the caller to run; without it, that work is done before returning.
+    diagnosis index and the build's state), for the caller to run; without it, that work is done
+    before returning.
     """
     from ..timings import OFF
 
@@ -149,9 +150,12 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
                 kept.forget("output", os.fspath(out))
             raise
         with timings.stage("write"):
-            write_manifest(out, root, manifest)
             if kept is not None:
                 kept.put("output", os.fspath(out), manifest)
+            if deferred is None:
+                write_manifest(out, root, manifest)
+            else:   # (`serve` reads its own state of the output, `kept`; the next process, this)
+                deferred.append(lambda: write_manifest(out, root, manifest))
     return BuildResult(entries, pages, len(writer.digests), writer.written, writer.reused,
                        time.perf_counter() - started, out=out, **stats)
 
@@ -342,9 +346,10 @@ def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
     with timings.stage("write"):
         memo.prune()
         if memo.kept is not None and writer is not None:
-            for path, key in planned.keys.items():
-                if path in writer.digests:
-                    memo.kept.put("page", key, writer.digests[path])
+            hashes, digests = memo.kept.tables.get("page", {}), writer.digests
+            for path, key in planned.keys.items():   # (a page kept as it was is in the table already)
+                if path not in planned.present and path in digests and hashes.get(key) != digests[path]:
+                    memo.kept.put("page", key, digests[path])
     if stats is not None:
         stats.update(checked=project.catalog.checked, rendered=todo)
     return len(project.catalog.entries), pages
@@ -393,7 +398,7 @@ def index(root: Path, project, memo: Memo, timings, asset_names: dict) -> tuple[
     made from them. `asset_names` gets signatures.json's address."""
     from .diagnosis_index import index_sections_of_parts, store_sections, table_of_parts
     from .search import (SIGNATURES, assemble_signature_file, build_search_files, consequences_of, signature_address,
-                         signature_parts)
+                         signature_parts, signature_pieces)
 
     catalog = project.catalog
     config = catalog.config
@@ -401,15 +406,25 @@ def index(root: Path, project, memo: Memo, timings, asset_names: dict) -> tuple[
     digests: dict[str, str] = {}
     with timings.stage("index"):
         search_files = build_search_files(catalog, release=kept is None, kept=kept, digests=digests)
-        parts = {entry_id: per_entry(kept, "parts", loaded, signature_parts) for entry_id, loaded in catalog.entries.items()}
-        consequences = consequences_of(catalog.related(kept))
-        signatures = assemble_signature_file(parts, consequences)
+        # the column's digest is of the signatures alone (what the diagnosis index's table reads)
+        column = entry_column(kept, "parts", catalog, signature_parts, content=_signatures_of)
+        parts = column.values
+        related = catalog.related_column(kept)
+        keys = catalog.keys()
+        if kept is None or keys is None:
+            consequences = consequences_of(related.values)
+            signatures = assemble_signature_file(parts, consequences)
+        else:
+            consequences = kept.memoised("consequences", related.digest, lambda: consequences_of(related.values))
+            # in pieces of consecutive entries, each kept by its entries' record keys
+            signatures = assemble_signature_file(parts, consequences, lambda ids: kept.memoised(
+                "signature-piece", tuple([keys[i] for i in ids]), lambda: signature_pieces(parts, ids)))
         files = dict(search_files)
         files[SIGNATURES] = signatures
         digest = file_digest(signatures)
         asset_names["signatures.json"] = signature_address(digest)
         # made now with `kept` (where it is kept: what a build does after answering is not)
-        table = table_of_parts(parts, kept) if kept is not None else None
+        table = table_of_parts(parts, kept, column.digest) if kept is not None else None
 
     def store_index() -> None:
         if project.inputs is not None:
@@ -457,11 +472,13 @@ def plan_entries(root: Path, project, content_pages: list, asset_names: dict, me
     with timings.stage("render"):
         if kept is None:   # (`serve`'s builds run in a child that ends after them)
             release_free_memory()
-        cards = {entry_id: per_entry(kept, "card", loaded, Card.of) for entry_id, loaded in catalog.entries.items()}
-        related = catalog.related(kept)
+        cards = entry_column(kept, "card", catalog, Card.of, content=_card_key)
+        related = catalog.related_column(kept)
+        incoming = incoming_links(related.values) if kept is None else \
+            kept.memoised("incoming", related.digest, lambda: incoming_links(related.values))
         tabs = header_tabs(content_pages, project.study)
-        planned = Plan([f"entries/{entry_id}/" for entry_id in catalog.entries], cards, related,
-                       incoming_links(related), _renderer(config, root, asset_names, tabs, memo),
+        planned = Plan([f"entries/{entry_id}/" for entry_id in catalog.entries], cards.values, related.values,
+                       incoming, _renderer(config, root, asset_names, tabs, memo),
                        (config, dict(asset_names), tabs, memo.on), output, volatile_only(root, config),
                        len(catalog.entries))
         if planned.early:
@@ -478,21 +495,32 @@ def _plan_entry_pages(planned: Plan, project, stamp: tuple | None, memo: Memo) -
     kept = memo.kept
     if stamp:
         cards, related, incoming = planned.cards, planned.related, planned.incoming
-        for entry_id, loaded in catalog.entries.items():
-            if kept is None:
+        if kept is None or catalog.keys() is None:
+            for entry_id, loaded in catalog.entries.items():
                 links = entry_links(entry_id, related[entry_id], cards, incoming)[0]
                 keys[f"entries/{entry_id}/index.html"] = entry_page_key(stamp, loaded, links)
-                continue
-            # kept: the key by what it is made from, as plain values (an entry's links change rarely)
-            towards = tuple(incoming.get(entry_id, ()))
-            made_of = (stamp[0], loaded.source_key, related[entry_id], towards,
-                       tuple([cards[target].key if target in cards else "" for target, _relation in related[entry_id]]),
-                       tuple([cards[other].key if other in cards else "" for other, _relation in towards]))
-            key = kept.get("entry-page-key", made_of, None)
-            if key is None:
+        else:
+            entries = catalog.entries
+
+            def key_of(entry_id: str) -> tuple[str, tuple]:
                 links = entry_links(entry_id, related[entry_id], cards, incoming)[0]
-                key = kept.put("entry-page-key", made_of, entry_page_key(stamp, loaded, links))
-            keys[f"entries/{entry_id}/index.html"] = key
+                return entry_page_key(stamp, entries[entry_id], links), related[entry_id]
+
+            def neighbours(last) -> set[str] | None:
+                """Besides the entries whose file changed, those whose page shows one of them (as
+                their link or their backlink): an entry's card and links change with its file only."""
+                changed = kept.changed_ids(last.keys, catalog.keys())
+                if changed is None:
+                    return None
+                near: set[str] = set()
+                for entry_id in changed:
+                    near.update(target for target, _relation in last.values[entry_id][1])
+                    near.update(target for target, _relation in related[entry_id])
+                    near.update(other for other, _relation in incoming.get(entry_id, ()))
+                return near
+
+            made = kept.column("entry-page-key", catalog.keys(), key_of, also=neighbours, context=stamp[0])
+            keys = {f"entries/{entry_id}/index.html": value[0] for entry_id, value in made.values.items()}
     _held(planned, memo, keys)
     todo = [entry_page(loaded.whole(), catalog.config, planned.cards, planned.incoming)
             for entry_id, loaded in catalog.entries.items()
@@ -507,10 +535,12 @@ def _held(planned: Plan, memo: Memo, keys: dict[str, str]) -> None:
     kept = memo.kept
     planned.keys.update(keys)
     if planned.output is not None and kept is not None:
+        output, pages, present = planned.output, kept.tables.get("page", {}), planned.present
         for path, key in keys.items():
-            digest = kept.get("page", key, None)
-            if digest is not None and planned.output.get(path) == digest:
-                planned.present[path] = digest
+            digest = pages.get(key)
+            if digest is not None and output.get(path) == digest:
+                present[path] = digest
+        kept.touch("page", keys.values())
     planned.reuse.update((path, body) for path, key in keys.items()
                          if path not in planned.present and (body := memo.pages.get(key)) is not None)
 
@@ -531,8 +561,15 @@ def plan_pages(root: Path, project, planned: Plan, content_pages: list, asset_na
         if not planned.early:
             planned.context = (config, dict(asset_names), tabs, memo.on)
             _plan_entry_pages(planned, project, stamp, memo)
-        lists = None if memo.kept is None else \
-            memo.kept.memoised("card-lists", lists_key(config, planned.cards), lambda: card_lists(config, planned.cards))
+        lists = None
+        if memo.kept is not None:
+            kept, cards = memo.kept, planned.cards
+            keys = catalog.keys()
+            # by each card's `place`, all the lists read of it (an edit of a summary keeps them)
+            places = kept.column("card-place", keys, lambda entry_id: cards[entry_id].place, content=_text) \
+                if keys is not None else None
+            made_of = lists_key(config, cards) if places is None else (lists_key(config, {}), places.digest)
+            lists = kept.memoised("card-lists", made_of, lambda: card_lists(config, cards))
         aggregates = aggregate_pages(config, planned.cards, content_pages, project.study, lists)
         _held(planned, memo, {page.path: key for page in aggregates if stamp and (key := page_key(page, stamp)) is not None})
         todo = [page for page in aggregates if page.path not in planned.present and page.path not in planned.reuse]
@@ -573,13 +610,22 @@ def extras(project, planned: Plan, memo: Memo) -> dict[str, bytes]:
     catalog = project.catalog
     config = catalog.config
     kept = memo.kept
-    reviewed = {entry_id: card.reviewed for entry_id, card in planned.cards.items()}
-    feed = {entry_id: per_entry(kept, "feed", loaded, lambda whole: feed_entry(whole, config))
-            for entry_id, loaded in catalog.entries.items()}
-    schema = _schema_bytes(config) if kept is None else kept.memoised("schema", config.model_dump_json(),
-                                                                      lambda: _schema_bytes(config))
-    return {"sitemap.xml": sitemap(planned.urls, config.base_url, reviewed), "robots.txt": robots(config.base_url),
-            "feed.xml": atom(config, feed), ".nojekyll": b"", "entry.schema.json": schema}
+    cards = planned.cards
+    feed = entry_column(kept, "feed", catalog, lambda whole: feed_entry(whole, config), content=_repr_bytes)
+    if kept is None or catalog.keys() is None:
+        reviewed = {entry_id: card.reviewed for entry_id, card in cards.items()}
+        site_map = sitemap(planned.urls, config.base_url, reviewed)
+        feed_file = atom(config, feed.values)
+        schema = _schema_bytes(config)
+    else:
+        settings = config.model_dump_json()
+        dates = kept.column("card-reviewed", catalog.keys(), lambda entry_id: cards[entry_id].reviewed, content=_text)
+        site_map = kept.memoised("sitemap", (tuple(planned.urls), config.base_url, dates.digest),
+                                 lambda: sitemap(planned.urls, config.base_url, dates.values))
+        feed_file = kept.memoised("feed", (settings, feed.digest), lambda: atom(config, feed.values))
+        schema = kept.memoised("schema", settings, lambda: _schema_bytes(config))
+    return {"sitemap.xml": site_map, "robots.txt": robots(config.base_url),
+            "feed.xml": feed_file, ".nojekyll": b"", "entry.schema.json": schema}
 
 
 def _start_entry_pages(ahead: "EntryPageWorkers", planned: Plan) -> list:
@@ -665,6 +711,22 @@ def _render_with(ahead: "EntryPageWorkers", chunks: list, renderer, todo: list, 
             writer.record(page.path, *result)
             advance()
     ahead.close()   # reaped in the render stage, which their CPU time is counted in
+
+
+def _signatures_of(part: tuple) -> bytes:
+    return part[0]
+
+
+def _repr_bytes(value) -> bytes:
+    return repr(value).encode("utf-8", "surrogateescape")
+
+
+def _text(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _card_key(card) -> bytes:
+    return card.key.encode("utf-8", "surrogateescape")
 
 
 def _schema_bytes(config: "SiteConfig") -> bytes:

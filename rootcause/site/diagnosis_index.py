@@ -253,10 +253,12 @@ def index_sections_of_parts(search_files: Mapping[str, bytes], parts: Mapping[st
     return _sections(search_files, table or table_of_parts(parts), rows, consequences)
 
 
-def table_of_parts(parts: Mapping[str, tuple[bytes, bytes | None]], kept=None) -> tuple[dict, bytes]:
+def table_of_parts(parts: Mapping[str, tuple[bytes, bytes | None]], kept=None, digest: int | None = None) \
+        -> tuple[dict, bytes]:
     """The signature table and records (`SignatureTable.records`) of the entries' parts of
     signatures.json. `kept` (`serve`'s `memo.Kept`): kept by a hash of the signatures' parts
-    (an edit of an entry's prose leaves them as they were)."""
+    (an edit of an entry's prose leaves them as they were): `digest`, when the caller has one
+    (`memo.Column.digest` of the signatures), else one made here."""
     from ..matching.anchors import SignatureTable
 
     ids = sorted(parts)
@@ -267,6 +269,8 @@ def table_of_parts(parts: Mapping[str, tuple[bytes, bytes | None]], kept=None) -
 
     if kept is None:
         return make()
+    if digest is not None:
+        return kept.memoised("diagnose-table", digest, make)
     key = hashlib.sha256()
     for entry_id in ids:
         key.update(parts[entry_id][0] + b"\n")

@@ -215,12 +215,17 @@ def build_search_files(catalog: Catalog, release: bool = False, kept=None,
     `memo.Kept`): each entry's row and terms, each part of the numbering's grouped terms and
     each group's shards are memoised there. `digests` gets the `write.file_digest` of the files
     whose hash is known already."""
-    from ..memo import per_entry
+    from ..memo import entry_column
 
-    rows = {entry_id: per_entry(kept, "search-row", loaded, search_row) for entry_id, loaded in catalog.entries.items()}
-    order = sorted(rows, key=lambda entry_id: rows[entry_id][0])
+    keys = catalog.keys() if kept is not None else None
+    column = entry_column(kept, "search-row", catalog, search_row, content=_numbering)
+    rows = column.values
+    if keys is None:
+        order = sorted(rows, key=lambda entry_id: rows[entry_id][0])
+    else:   # the numbering, by what it is made from (the digest is of each entry's `search_key`)
+        order = kept.memoised("search-order", column.digest, lambda: sorted(rows, key=lambda entry_id: rows[entry_id][0]))
     n = len(order)
-    if kept is not None and all(loaded.source_key for loaded in catalog.entries.values()):
+    if keys is not None:
         shards = _memoised_shards(kept, catalog, order)
     else:
         grouped = term_weights([catalog.entries[entry_id] for entry_id in order], release)
@@ -232,7 +237,14 @@ def build_search_files(catalog: Catalog, release: bool = False, kept=None,
             files[name] = data
             known[name] = digest
     for start in range(0, n, DOCS_PER_SHARD):
-        name, data = doc_shard(start // DOCS_PER_SHARD, [rows[entry_id][1] for entry_id in order[start:start + DOCS_PER_SHARD]])
+        ids = order[start:start + DOCS_PER_SHARD]
+        if keys is None:
+            name, data = doc_shard(start // DOCS_PER_SHARD, [rows[entry_id][1] for entry_id in ids])
+        else:   # kept by its number and its entries' record keys
+            name, data, digest = kept.memoised("doc-shard", (start, *[keys[i] for i in ids]),
+                                               lambda ids=ids, start=start: _doc_shard_of(start, [rows[i][1] for i in ids]))
+            if digests is not None:
+                digests[name] = digest
         files[name] = data
         known[name] = hashlib.sha256(data).hexdigest()[:32]
     shard_keys = [name[len("search/t/"):-len(".json")] for name in known if name.startswith("search/t/")]
@@ -240,6 +252,16 @@ def build_search_files(catalog: Catalog, release: bool = False, kept=None,
     if digests is not None:
         digests.update(known)
     return files
+
+
+def _numbering(row: tuple[tuple, list]) -> bytes:
+    return repr(row[0]).encode("utf-8", "surrogateescape")
+
+
+def _doc_shard_of(start: int, rows: list[list]) -> tuple[str, bytes, str]:
+    """`doc_shard`, with its `write.file_digest`."""
+    name, data = doc_shard(start // DOCS_PER_SHARD, rows)
+    return name, data, hashlib.sha256(data).hexdigest()[:32]
 
 
 def _named(shards: dict[str, bytes]) -> dict[str, tuple[bytes, str, str]]:
@@ -353,15 +375,31 @@ def _rules_top() -> dict[str, bytes]:
     return {key: _dump(value) for key, value in top.items()}
 
 
-def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]]) -> bytes:
+#: entries per piece of signatures.json that `serve` memoises apart (`assemble_signature_file`)
+SIGNATURE_PIECE = 256
+
+
+def signature_pieces(parts: dict[str, tuple[bytes, bytes | None]], ids: list[str]) -> tuple[bytes, bytes]:
+    """The entries `ids`' share of signatures.json's "signatures" list and of its "entries"
+    mapping, each as the members joined by commas (b"" for none)."""
+    signed = b",".join([signed for i in ids if (signed := parts[i][0])])
+    rows = b",".join([b'"' + i.encode() + b'":' + row for i in ids if (row := parts[i][1]) is not None])   # ids are kebab-case
+    return signed, rows
+
+
+def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], consequences: dict[str, list[str]],
+                            pieces=None) -> bytes:
     """Everything the browser's matcher needs (line rules, compiled signatures, entry summaries),
     from each entry's `signature_parts`, by id: the same bytes as dumping the whole structure at
-    once (each entry's parts are made once, where the entry is checked)."""
+    once (each entry's parts are made once, where the entry is checked). The entries are taken
+    SIGNATURE_PIECE at a time, in order of id; `pieces(ids)` gives a piece's `signature_pieces`
+    (kept by `serve`: an edit joins one piece again)."""
     ids = sorted(parts)
+    pieces = pieces or (lambda chunk: signature_pieces(parts, chunk))
+    made = [pieces(ids[start:start + SIGNATURE_PIECE]) for start in range(0, len(ids), SIGNATURE_PIECE)]
     values = _signature_top(consequences)
-    values["signatures"] = b"[" + b",".join([signed for i in ids if (signed := parts[i][0])]) + b"]"
-    values["entries"] = b"{" + b",".join([b'"' + i.encode() + b'":' + row for i in ids
-                                          if (row := parts[i][1]) is not None]) + b"}"   # ids are kebab-case
+    values["signatures"] = b"[" + b",".join([signed for signed, _rows in made if signed]) + b"]"
+    values["entries"] = b"{" + b",".join([rows for _signed, rows in made if rows]) + b"}"
     return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
 
 

@@ -80,14 +80,16 @@ def input_fingerprint(root: Path, settings: dict, taken: dict | None = None) -> 
     every = hashlib.blake2b(digest_size=16)
     every.update(f"{__version__}\0".encode())
     lstat = os.lstat
+    lines = []
     for path in _input_files(root, settings):
         try:
             stat = lstat(path)
         except OSError:
             continue
-        every.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n".encode("utf-8", "surrogateescape"))
+        lines.append(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n")
         if taken is not None:
             taken[path] = key_of(stat)
+    every.update("".join(lines).encode("utf-8", "surrogateescape"))
     every.update(_library_folders())
     return every.hexdigest()
 

@@ -131,27 +131,51 @@ def output_intact(out: Path, manifest: dict) -> bool:
     written = manifest.get("written_ns")
     if not isinstance(files, dict) or not isinstance(written, int):
         return False
-    top = os.fspath(out) + "/"
+    laid = _layout(os.fspath(out) + "/", files)
+    if laid is None:
+        return False
+    paths, folders = laid
     lstat, is_dir, is_file = os.lstat, stat.S_ISDIR, stat.S_ISREG
-    folders = {""}
     try:
-        for relative in files:
-            if ".." in relative and ".." in relative.split("/") or relative.startswith("/"):
-                return False   # not a path this code writes
-            st = lstat(top + relative)
-            if not is_file(st.st_mode) or st.st_mtime_ns > written:
+        for path in paths:
+            st = lstat(path)
+            if st.st_mtime_ns > written or not is_file(st.st_mode):
                 return False
-            cut = relative.rfind("/")
-            while cut > 0 and relative[:cut] not in folders:
-                folders.add(relative[:cut])
-                cut = relative.rfind("/", 0, cut)
-        for folder in folders:
-            st = lstat(top + folder)
-            if not is_dir(st.st_mode) or st.st_mtime_ns > written:
+        for path in folders:
+            st = lstat(path)
+            if st.st_mtime_ns > written or not is_dir(st.st_mode):
                 return False
     except (OSError, TypeError, ValueError):
         return False
     return True
+
+
+#: the last `_layout` made: (top, files, its result); `serve` tests its output once a second
+#: between builds, and a build's child inherits what the test made of the same state
+_LAID: list = []
+
+
+def _layout(top: str, files: dict) -> tuple[list[str], list[str]] | None:
+    """The paths of a manifest's files and of the folders holding them, under `top`; None when
+    one is not a path this code writes."""
+    if _LAID and _LAID[0][0] == top and _LAID[0][1] is files:
+        return _LAID[0][2]
+    folders = {""}
+    paths = []
+    try:
+        for relative in files:
+            if ".." in relative and ".." in relative.split("/") or relative.startswith("/"):
+                return None   # not a path this code writes
+            paths.append(top + relative)
+            cut = relative.rfind("/")
+            while cut > 0 and relative[:cut] not in folders:
+                folders.add(relative[:cut])
+                cut = relative.rfind("/", 0, cut)
+    except (TypeError, AttributeError):
+        return None
+    laid = paths, [top + folder for folder in sorted(folders)]
+    _LAID[:] = [(top, files, laid)]
+    return laid
 
 
 def _unwritable(out: Path, exc: OSError) -> RootcauseError:
