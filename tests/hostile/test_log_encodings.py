@@ -99,14 +99,18 @@ def test_the_command_line_diagnoses_utf16_and_cr_only_logs(tmp_path_factory, tmp
     assert report["results"][0]["ranks"] == [2], report
 
 
+def both_reports(diagnose_page, tmp_path_factory, path, payload: bytes) -> tuple[dict, dict]:
+    """(the command line's report, the browser worker's answer) on one log written to `path`."""
+    path.write_bytes(payload)
+    python = PythonDiagnosis(signature_data(fixture_site(tmp_path_factory))).report_files([path], 5)
+    return python, diagnose_page.evaluate(WORKER_REPORT, list(payload))
+
+
 @needs("browser")
 @pytest.mark.parametrize("name", list(files()))
 def test_the_browser_reads_them_as_the_command_line_does(diagnose_page, tmp_path_factory, tmp_path, name):
     payload = files()[name]
-    path = tmp_path / name
-    path.write_bytes(payload)
-    python = PythonDiagnosis(signature_data(fixture_site(tmp_path_factory))).report_files([path], 5)
-    browser = diagnose_page.evaluate(WORKER_REPORT, list(payload))
+    python, browser = both_reports(diagnose_page, tmp_path_factory, tmp_path / name, payload)
     assert browser["unread"] is None
     assert browser["report"] == python
     if name != "lf-then-cr.log":   # each line read as a line: rank 2's error on line 5, not one line of rank 0
@@ -158,10 +162,7 @@ JUNK_AT = {
 @pytest.mark.parametrize("name", list(junk_files()))
 def test_the_browser_diagnoses_trailing_junk_as_the_command_line_does(diagnose_page, tmp_path_factory, tmp_path, name):
     payload = junk_files()[name]
-    path = tmp_path / name
-    path.write_bytes(payload)
-    python = PythonDiagnosis(signature_data(fixture_site(tmp_path_factory))).report_files([path], 5)
-    browser = diagnose_page.evaluate(WORKER_REPORT, list(payload))
+    python, browser = both_reports(diagnose_page, tmp_path_factory, tmp_path / name, payload)
     junk = JUNK_AT[name](payload)
     assert browser["unread"] == {"at": junk, "total": len(payload), "reason": f"after byte {junk:,} the file holds "
                                  "data that is neither another gzip member nor padding"}

@@ -7,10 +7,7 @@ fixture)."""
 
 from __future__ import annotations
 
-import ast
-import re
-
-from conftest import REPO
+from test_twins import functions_of, missing_twins
 
 MODULES = ("flight_recorder", "flight_verdict")
 #: Python's name → its twin's, where the twin is named otherwise
@@ -21,33 +18,15 @@ INLINE = {"seq": "e.seq = e.is_p2p ? e.p2p_seq_id : e.collective_seq_id",
           "_latest": "d.entries.reduce(function (a, b) { return b.record_id > a.record_id ? b : a; })"}
 #: what only the Python side has, and why the browser needs no twin of it
 PYTHON_ONLY = {"read_dump": "reads a file from disk; the worker reads File objects and calls parseDump"}
-
-
-def camel(name: str) -> str:
-    parts = name.strip("_").split("_")
-    return parts[0] + "".join(part.title() for part in parts[1:])
-
-
-def functions() -> dict[str, str]:
-    found = {}
-    for module in MODULES:
-        tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
-        found |= {node.name: module for node in ast.walk(tree)
-                  if isinstance(node, ast.FunctionDef) and node.name != "__init__"}
-    return found
+#: where flight-recorder.js names a function: declarations, methods, assigned functions
+TWIN_PATTERNS = [r"function ([A-Za-z0-9]+)\s*\(", r"^\s+([A-Za-z0-9]+)\([^)]*\)\s*\{",
+                 r"(?:prototype\.|this\.)([A-Za-z0-9]+)\s*=\s*function"]
 
 
 def test_every_flight_recorder_function_has_its_twin_in_the_browser_or_says_why_not():
-    js = (REPO / "theme" / "assets" / "flight-recorder.js").read_text(encoding="utf-8")
-    twins = set(re.findall(r"function ([A-Za-z0-9]+)\s*\(", js))
-    twins |= set(re.findall(r"^\s+([A-Za-z0-9]+)\([^)]*\)\s*\{", js, flags=re.M))   # methods
-    twins |= set(re.findall(r"(?:prototype\.|this\.)([A-Za-z0-9]+)\s*=\s*function", js))
-    missing = [f"{module}.{name}" for name, module in functions().items()
-               if name not in PYTHON_ONLY
-               and not (name in INLINE and INLINE[name] in js)
-               and RENAMED.get(name, camel(name)) not in twins]
+    missing = missing_twins(MODULES, "flight-recorder.js", TWIN_PATTERNS, RENAMED, PYTHON_ONLY, INLINE)
     assert not missing, f"no twin in flight-recorder.js, and not listed as Python's alone: {missing}"
 
 
 def test_the_flight_recorder_lists_name_only_what_exists():
-    assert not (set(PYTHON_ONLY) | set(RENAMED) | set(INLINE)) - set(functions())
+    assert not (set(PYTHON_ONLY) | set(RENAMED) | set(INLINE)) - set(functions_of(MODULES))

@@ -67,27 +67,38 @@ def camel(name: str) -> str:
     return parts[0] + "".join(part.title() for part in parts[1:])
 
 
-def test_every_matching_function_has_its_twin_in_the_browser_or_says_why_not():
-    js = (REPO / "theme" / "assets" / "matcher.js").read_text(encoding="utf-8")
-    twins = {a or b for a, b in re.findall(r"function ([A-Za-z]+)|prototype\.([A-Za-z]+) = function", js)}
-    missing = []
-    for module in MODULES:
+def functions_of(modules) -> dict[str, str]:
+    """{function name: its module} of these matching modules (`__init__` left out)."""
+    found = {}
+    for module in modules:
         tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.FunctionDef) or node.name == "__init__" or node.name in PYTHON_ONLY:
-                continue
-            if RENAMED.get(node.name, camel(node.name)) not in twins:
-                missing.append(f"{module}.{node.name}")
+        found |= {node.name: module for node in ast.walk(tree)
+                  if isinstance(node, ast.FunctionDef) and node.name != "__init__"}
+    return found
+
+
+def missing_twins(modules, script: str, twin_patterns, renamed, python_only, inline=None) -> list[str]:
+    """The functions of `modules` with no twin in theme/assets/`script`: none of the names the
+    patterns find there is theirs (camelCase, or `renamed`), they are not Python's alone, and no
+    JavaScript written inline for them (`inline`: name → its text) is in the script."""
+    js = (REPO / "theme" / "assets" / script).read_text(encoding="utf-8")
+    twins = {name for pattern in twin_patterns for found in re.findall(pattern, js, flags=re.M)
+             for name in (found if isinstance(found, tuple) else (found,)) if name}
+    inline = inline or {}
+    return [f"{module}.{name}" for name, module in functions_of(modules).items()
+            if name not in python_only and not (name in inline and inline[name] in js)
+            and renamed.get(name, camel(name)) not in twins]
+
+
+def test_every_matching_function_has_its_twin_in_the_browser_or_says_why_not():
+    missing = missing_twins(MODULES, "matcher.js", [r"function ([A-Za-z]+)|prototype\.([A-Za-z]+) = function"],
+                            RENAMED, PYTHON_ONLY)
     assert not missing, f"no twin in matcher.js, and not listed as Python's alone: {missing}"
 
 
 def test_the_lists_name_only_what_exists():
     """A function renamed or removed takes its line here with it."""
-    names = set()
-    for module in MODULES:
-        tree = ast.parse((REPO / "rootcause" / "matching" / f"{module}.py").read_text(encoding="utf-8"))
-        names |= {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
-    assert not (set(PYTHON_ONLY) | set(RENAMED)) - names
+    assert not (set(PYTHON_ONLY) | set(RENAMED)) - set(functions_of(MODULES))
 
 
 def test_the_browser_reads_the_declared_rules_and_copies_none():
