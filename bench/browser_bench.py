@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Browser benchmark: search transfer and latency, and log diagnosis, in headless Chromium.
 
-Serves a built synthetic site (bench/synth.py + `rootcause build`) on 127.0.0.1 with
-http.server in a thread and drives Debian's Chromium (`/usr/bin/chromium`) through Playwright
+Serves a built synthetic site (bench/synth.py + `rootcause build`) on 127.0.0.1 from a
+static server in its own process (`_static_server.py`: HTTP/1.1 keep-alive, no Nagle) and drives Debian's Chromium (`/usr/bin/chromium`) through Playwright
 (never `playwright install`). For each N (default 1,000 and 10,000 entries):
 
 (a) bytes before the first search result: a fresh browser context (empty cache) opens the search
@@ -25,22 +25,20 @@ http.server in a thread and drives Debian's Chromium (`/usr/bin/chromium`) throu
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
-import http.server
 import json
 import random
 import shutil
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import machine, median, snapshot_code, table  # noqa: E402
+from _static_server import static_server  # noqa: E402
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
@@ -64,19 +62,6 @@ def ensure_site(n: int, work: Path) -> tuple[Path, "Synth"]:
     subprocess.run([sys.executable, "-m", "rootcause.commands.cli", "--root", str(project), "build", "-q", "--out", str(out)],
                    check=True, env=snapshot_code(work))
     return out, Synth(n)
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-def serve(folder: Path):
-    handler = functools.partial(_Quiet, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def queries_for(synth, rng: random.Random) -> dict[str, str]:
@@ -246,8 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
         for n in args.entries:
             site, synth = ensure_site(n, work)
-            server, base = serve(site)
-            try:
+            with static_server(site) as base:
                 rng = random.Random(n)
                 qsets = [queries_for(synth, rng) for _ in range(args.repeat)]
                 per_kind: dict[str, list[dict]] = {}
@@ -282,8 +266,6 @@ def main(argv: list[str] | None = None) -> int:
                                "met" if d_s < TARGET_DIAGNOSE_S else "**MISSED**"])
                 print(f"  {n}: diagnosis measured ({diag[-1]['head']})", file=sys.stderr, flush=True)
                 results[n]["diagnose"] = diag
-            finally:
-                server.shutdown()
         browser.close()
     print()
     print(f"(a) bytes before the first search result (fresh cache; median and worst of {args.repeat} queries)\n")

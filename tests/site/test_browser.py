@@ -412,9 +412,14 @@ def test_search_page_address_is_shareable(open_context, server):
     assert page.locator("#rc-page-q").input_value() == ZERO3_MESSAGE
     assert results_of(page, "#rc-page-results")[0] == COPIED_ENTRY
     shot(page, "search-page.png")
-    # typing there rewrites the address, so it can be copied and shared
-    page.locator("#rc-page-q").fill("NCCL watchdog timeout")
+    # typing there rewrites the address, so it can be copied and shared: once typing pauses, not
+    # once per key (each rewrite is a same-document navigation that refetches the favicon)
+    page.evaluate("""() => { window.__rewrites = 0; const replace = history.replaceState.bind(history);
+                             history.replaceState = (...a) => { window.__rewrites += 1; return replace(...a); }; }""")
+    page.locator("#rc-page-q").fill("")
+    page.locator("#rc-page-q").press_sequentially("NCCL watchdog timeout", delay=0)
     page.wait_for_function("() => location.search.includes('watchdog')")
+    assert page.evaluate("window.__rewrites") <= 5, "the address was rewritten on (nearly) every key"
     assert "q=NCCL+watchdog+timeout" in page.url or "q=NCCL%20watchdog%20timeout" in page.url
     page.locator("#rc-page-results a.rc-result").first.wait_for()
     page.wait_for_function("() => document.querySelector('#rc-page-results a.rc-result')"
@@ -423,6 +428,17 @@ def test_search_page_address_is_shareable(open_context, server):
     shared.goto(page.url)
     shared.locator("#rc-page-results a.rc-result").first.wait_for()
     assert results_of(shared, "#rc-page-results")[0] == "nccl-watchdog-collective-timeout"
+
+
+def test_search_page_loads_its_index_before_the_first_key(open_context, server):
+    """The search page is for searching: search.js and the manifest are fetched with the page,
+    so the first key does not wait for them."""
+    context, _recorder = open_context()
+    page = context.new_page()
+    page.goto(server.url("search/"))
+    page.wait_for_function("() => window.RootcauseSearch !== undefined")
+    page.wait_for_function("() => performance.getEntriesByType('resource').some(r => r.name.includes('manifest'))")
+    assert page.locator("#rc-page-q").input_value() == ""
 
 
 def test_home_page_search_lists_results_under_the_box(open_context, server):

@@ -313,18 +313,31 @@
 
   var pageInput = document.getElementById("rc-page-q");
   if (pageInput) {
+    // The address follows the query once typing pauses, not on every key: each replaceState is
+    // a same-document navigation that makes the browser fetch the favicon again, on the path of
+    // the keystroke's own shard requests. Leaving or blurring the box writes it at once.
+    var addressTimer = null;
+    var writeAddress = function () {
+      clearTimeout(addressTimer);
+      addressTimer = null;
+      var url = new URL(window.location.href);
+      var text = pageInput.value;
+      if (text) url.searchParams.set("q", text); else url.searchParams.delete("q");
+      if (url.toString() !== window.location.href) history.replaceState(null, "", url.toString());
+    };
     var run = attachSearch(pageInput, document.getElementById("rc-page-results"), {
       dropdown: false,
       limit: 10,
       more: true,
-      onQuery: function (text) {
-        var url = new URL(window.location.href);
-        if (text) url.searchParams.set("q", text); else url.searchParams.delete("q");
-        history.replaceState(null, "", url.toString());
-      }
+      onQuery: function () { clearTimeout(addressTimer); addressTimer = setTimeout(writeAddress, 400); }
     });
+    pageInput.addEventListener("blur", writeAddress);
+    window.addEventListener("pagehide", writeAddress);
     var initial = new URL(window.location.href).searchParams.get("q");
     if (initial) { pageInput.value = initial; run(); }
+    // the page is for searching: its script and manifest load now, not at the first key (a
+    // failure shows at the first query, which asks again)
+    else index().then(function (idx) { return idx.ready(); }).catch(function () { searchIndex = null; });
     pageInput.focus();
   }
   var homeInput = document.getElementById("rc-home-q");
