@@ -8,12 +8,13 @@ static server in its own process (`_static_server.py`: HTTP/1.1 keep-alive, no N
 (a) bytes before the first search result: a fresh browser context (empty cache) opens the search
     page and a query is pasted (one input event; the worst case: one shard per token) or typed
     key by key; every response body is counted (page.on("response")) up to the moment the first
-    result is in the DOM. Shown in all, and for the search files alone (search.js, manifest,
+    page of results is in the DOM (the list shows its best hit first; counted to the whole page). Shown in all, and for the search files alone (search.js, manifest,
     shards). Target: < 300 KB.
 (b) keystroke-to-results latency: with the search page loaded, queries are typed one key at a
-    time; for each key, the time from the keydown event to the results list being replaced
-    (MutationObserver; results or "no entry matches"), shards fetched on demand included.
-    Target: <= 30 ms (judged on the 95th percentile).
+    time; for each key, the time from the keydown event to the results list being replaced by the
+    new one's best hit (MutationObserver; results or "no entry matches"), and to the whole page
+    of hits being in (the list's aria-busy set to "false"), shards fetched on demand included.
+    Target: <= 30 ms (judged on the 95th percentile), shown for both.
 (c) diagnosis of a 10 MB pasted log on the diagnose page (the matcher runs in a Web Worker): the
     time from a paste (a ClipboardEvent carrying the text; the text goes into the textarea unless
     the page cancels the event) to the report in the DOM, and the worker's own time. Target: < 1 s.
@@ -75,12 +76,14 @@ def queries_for(synth, rng: random.Random) -> dict[str, str]:
 
 
 OBSERVE = """(sel) => {
-  window.__lat = []; window.__t0 = null;
+  window.__lat = []; window.__done = []; window.__t0 = null; window.__t1 = null;
   const box = document.querySelector(sel);
-  document.addEventListener('keydown', (e) => { window.__t0 = e.timeStamp; }, true);
-  new MutationObserver(() => {
-    if (window.__t0 !== null) { window.__lat.push(performance.now() - window.__t0); window.__t0 = null; }
-  }).observe(box, {childList: true});
+  document.addEventListener('keydown', (e) => { window.__t0 = window.__t1 = e.timeStamp; }, true);
+  new MutationObserver((records) => {
+    const now = performance.now();
+    if (window.__t0 !== null && records.some((r) => r.type === 'childList')) { window.__lat.push(now - window.__t0); window.__t0 = null; }
+    if (window.__t1 !== null && box.getAttribute('aria-busy') === 'false') { window.__done.push(now - window.__t1); window.__t1 = null; }
+  }).observe(box, {childList: true, attributes: true, attributeFilter: ['aria-busy']});
 }"""
 
 
@@ -107,6 +110,9 @@ def transfer(browser, base: str, query: str, typed: bool) -> dict:
     else:
         box.fill(query)
     page.wait_for_selector("#rc-page-results .rc-result", timeout=30000)
+    # counted to the whole first page of hits, not only the best one the list shows first
+    page.wait_for_function("() => document.querySelector('#rc-page-results').getAttribute('aria-busy') === 'false'",
+                           timeout=30000)
     first = time.perf_counter()
     total = search = packed = 0
     files = []
@@ -128,28 +134,28 @@ def transfer(browser, base: str, query: str, typed: bool) -> dict:
     return {"total_kb": total / 1024, "gzip_kb": packed / 1024, "search_kb": search / 1024, "files": files, "keys": keys}
 
 
-def latency(browser, base: str, queries: list[str]) -> list[float]:
+def latency(browser, base: str, queries: list[str]) -> tuple[list[float], list[float]]:
+    """Per key: (keydown → the list replaced, its best hit shown; keydown → the whole page of hits in)."""
     context = browser.new_context()
     page = context.new_page()
     page.goto(base + "search/", wait_until="load")
     page.evaluate(OBSERVE, "#rc-page-results")
     box = page.locator("#rc-page-q")
-    out = []
+    first, whole = [], []
     for query in queries:
         box.fill("")
-        page.evaluate("() => { window.__lat = []; window.__t0 = null; }")
-        expected = 0
+        page.evaluate("() => { window.__lat = []; window.__done = []; window.__t0 = window.__t1 = null; }")
         for ch in query:
-            before = page.evaluate("() => window.__lat.length")
+            before = page.evaluate("() => window.__done.length")
             page.keyboard.press(ch if ch != " " else "Space")
-            expected += 1
-            try:
-                page.wait_for_function(f"() => window.__lat.length > {before}", timeout=2000)
+            try:  # the next key only once this one's whole page is in
+                page.wait_for_function(f"() => window.__done.length > {before}", timeout=2000)
             except Exception:  # noqa: BLE001 - a key that does not touch the list (none so far): skip it
-                page.evaluate("() => { window.__t0 = null; }")
-        out += page.evaluate("() => window.__lat")
+                page.evaluate("() => { window.__t0 = window.__t1 = null; }")
+        first += page.evaluate("() => window.__lat")
+        whole += page.evaluate("() => window.__done")
     context.close()
-    return out
+    return first, whole
 
 
 def diagnose(browser, base: str, text: str, expect: list[str]) -> dict:
@@ -247,14 +253,15 @@ def main(argv: list[str] | None = None) -> int:
                                    f"{median(r['search_kb'] for r in runs):.0f} KB",
                                    "met" if worst["total_kb"] < TARGET_KB else "**MISSED**"])
                 print(f"  {n}: transfer measured", file=sys.stderr, flush=True)
-                lat = latency(browser, base, [q for qs in qsets for q in qs.values()])
-                lat.sort()
-                p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
-                rows_l.append([f"{n:,}", str(len(lat)), f"{statistics.median(lat):.1f} ms", f"{p95:.1f} ms",
-                               f"{lat[-1]:.1f} ms", "met" if p95 <= TARGET_MS else "**MISSED**"])
+                first, whole = latency(browser, base, [q for qs in qsets for q in qs.values()])
+                for label, lat in (("best hit shown", first), ("whole page in", whole)):
+                    lat.sort()
+                    p95 = lat[min(len(lat) - 1, int(0.95 * len(lat)))]
+                    rows_l.append([f"{n:,}", label, str(len(lat)), f"{statistics.median(lat):.1f} ms", f"{p95:.1f} ms",
+                                   f"{lat[-1]:.1f} ms", "met" if p95 <= TARGET_MS else "**MISSED**"])
                 print(f"  {n}: latency measured", file=sys.stderr, flush=True)
                 results[n] = {"transfer": {k: [{kk: vv for kk, vv in r.items()} for r in v] for k, v in per_kind.items()},
-                              "latency_ms": lat}
+                              "latency_ms": {"best hit shown": first, "whole page in": whole}}
                 if args.no_diagnose:
                     continue
                 text, expect = diagnose_log(synth, int(args.log_mb * MB), work)
@@ -272,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     print(table(["entries", "query", "all responses (median)", "worst", "worst, gzip", "search files only (median)",
                  f"< {TARGET_KB} KB"], rows_t))
     print("\n(b) keystroke to results replaced in the DOM\n")
-    print(table(["entries", "keystrokes", "median", "p95", "max", f"p95 <= {TARGET_MS} ms"], rows_l))
+    print(table(["entries", "keystroke to", "keystrokes", "median", "p95", "max", f"p95 <= {TARGET_MS} ms"], rows_l))
     if args.no_diagnose:
         return 0
     print(f"\n(c) diagnose page, pasted log (median of {args.repeat})\n")

@@ -4,13 +4,15 @@ the in-browser diagnosis loads.
 Tokens come from `rootcause.text`, per-entry term weights from `rootcause.entries.terms`.
 
 Layout under `search/`:
-- `manifest.json`: entry count, the token shards' keys, the hash of every shard (`index_version`);
-- `t/<key>.json`: {token: [doc, score, doc, score, ...]} for the tokens whose longest
-  shard key is <key> (2 characters, lengthened where a shard would pass 24 KB); a token in more
-  than half the entries has no postings (a stop word of this site: never required, never completed);
-- `d/<n>.json`: a row per entry (its `DOC_FIELDS`, named in the manifest) for 10 entries each.
+- `manifest.json`: entry count, the token shards' keys (front-coded), one hash of every file
+  (`index_version`, in each address as `?v=`);
+- `t/<key>.json`: {token: [doc, score, doc, score, ...]} for a range of tokens in sorted order,
+  cut where it would pass SHARD_BYTES and named by where it starts; a token in more than half the
+  entries has no postings (a stop word of this site: never required, never completed);
+- `d/<n>.json`: a row per entry (its `DOC_FIELDS`, named in the manifest), DOCS_PER_SHARD each.
 A query fetches the manifest, one shard per query token (the word being typed: also the shards
-of its completions) and the doc shards of the top hits.
+of its completions) and the doc shards of the top hits, best hit first (search.js shows the
+list as soon as the best hit's row is in).
 """
 
 from __future__ import annotations

@@ -441,6 +441,40 @@ def test_search_page_loads_its_index_before_the_first_key(open_context, server):
     assert page.locator("#rc-page-q").input_value() == ""
 
 
+def test_search_page_shows_its_best_hit_before_the_rest_of_the_page_arrives(open_context, server):
+    """The list is replaced as soon as the best hit's row is in; the other rows follow, best first,
+    with aria-busy on the list until the whole page is there."""
+    context, _recorder = open_context()
+    page = context.new_page()
+    held, asked = [], []
+
+    def hold_all_but_the_first(route):
+        asked.append(route.request.url)
+        if len(asked) == 1:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.goto(server.url("search/"))
+    page.wait_for_function("() => window.RootcauseSearch !== undefined")
+    page.route("**/search/d/*.json*", hold_all_but_the_first)
+    page.locator("#rc-page-q").fill("process")   # four of the fixture's five entries, in all three doc shards
+    page.locator("#rc-page-results a.rc-result").first.wait_for()
+    # the rows of the other hits are still held: the list is marked busy and shows only the first
+    assert page.locator("#rc-page-results").get_attribute("aria-busy") == "true"
+    partial = results_of(page, "#rc-page-results")
+    assert 1 <= len(partial) < 4
+    for _ in range(400):   # release what is held (the handler runs while Playwright waits)
+        while held:
+            held.pop().continue_()
+        if page.locator("#rc-page-results").get_attribute("aria-busy") == "false":
+            break
+        page.wait_for_timeout(25)
+    assert len(asked) > 1
+    whole = results_of(page, "#rc-page-results")
+    assert len(whole) == 4 and whole[:len(partial)] == partial   # added below, never reordered
+
+
 def test_home_page_search_lists_results_under_the_box(open_context, server):
     context, _recorder = open_context()
     page = context.new_page()

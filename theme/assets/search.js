@@ -193,7 +193,8 @@
   // For a short query, every entry that has all its words (of those the index knows) comes first,
   // then those that have some, each group by score. `prefix`: the last word of a short query is being
   // typed, its completions count too. As rootcause.site.search.SearchIndex.query, to the same order.
-  Index.prototype.query = function (text, limit, prefix) {
+  // `progress(hits)`, when given: called with the first hits before the whole list is in (above).
+  Index.prototype.query = function (text, limit, prefix, progress) {
     var self = this;
     limit = limit || 10;
     return this.ready().then(function (manifest) {
@@ -283,19 +284,28 @@
         ranked = ranked.slice(0, limit);
         var per = manifest.docs_per_shard, fields = manifest.doc_fields;
         var needed = Array.from(new Set(ranked.map(function (r) { return Math.floor(r[0] / per); })));
-        return Promise.all(needed.map(function (n) { return self.load(self.docUrl(manifest, n)); })).then(function (docShards) {
-          var byShard = Object.create(null);
-          needed.forEach(function (n, i) { byShard[n] = docShards[i]; });
-          return ranked.map(function (r) {
-            var row = byShard[Math.floor(r[0] / per)][r[0] % per];
-            var hit = {};
-            fields.forEach(function (field, i) { hit[field] = row[i]; });
-            hit.score = r[1];
-            hit.matched = matched.get(r[0]);
-            hit.allWords = r[2];
-            return hit;
+        var byShard = Object.create(null), ready = 0;
+        function hit(r) {
+          var row = byShard[Math.floor(r[0] / per)][r[0] % per];
+          var out = {};
+          fields.forEach(function (field, i) { out[field] = row[i]; });
+          out.score = r[1];
+          out.matched = matched.get(r[0]);
+          out.allWords = r[2];
+          return out;
+        }
+        // doc shards are asked for best hit first; `progress` gets the hits whose rows are all
+        // in, best first, each time that list grows, so a page can show the best answer while
+        // the rows of the tenth are still on their way
+        return Promise.all(needed.map(function (n) {
+          return self.load(self.docUrl(manifest, n)).then(function (shard) {
+            byShard[n] = shard;
+            if (!progress) return;
+            var upTo = ready;
+            while (upTo < ranked.length && byShard[Math.floor(ranked[upTo][0] / per)]) upTo += 1;
+            if (upTo > ready && upTo < ranked.length) { ready = upTo; progress(ranked.slice(0, upTo).map(hit)); }
           });
-        });
+        })).then(function () { return ranked.map(hit); });
       });
     });
   };

@@ -255,17 +255,36 @@
       var mine = ++serial;
       if (event) limit = options.limit;  // a new query starts with one page of results
       if (options.onQuery) options.onQuery(text);
-      if (!text.trim()) { results.textContent = ""; close(); return; }
-      index().then(function (idx) { return idx.query(text, limit, true); }).then(function (hits) {
+      if (!text.trim()) { results.textContent = ""; results.removeAttribute("aria-busy"); close(); return; }
+      var shown = -1, api, terms;
+      // The old list stays until the new one has its best hit; then hits are added best first as
+      // their rows arrive (aria-busy while the rest are on their way).
+      function show(hits) {
+        if (shown < 0) {
+          api = window.RootcauseSearch;
+          terms = api.queryTerms(text, true);
+          results.textContent = "";
+          active = -1;
+          input.removeAttribute("aria-activedescendant");
+          if (options.dropdown) say("");
+          shown = 0;
+        }
+        for (; shown < hits.length; shown += 1) {
+          results.appendChild(resultItem(api, hits[shown], terms, input.id + "-r", shown, options.dropdown));
+        }
+        if (options.dropdown && hits.length) { results.hidden = false; open(); }
+      }
+      index().then(function (idx) {
+        return idx.query(text, limit, true, function (first) {
+          if (mine !== serial) return;
+          results.setAttribute("aria-busy", "true");
+          show(first);
+        });
+      }).then(function (hits) {
         if (mine !== serial) return;  // a newer keystroke won
-        var api = window.RootcauseSearch;
-        var terms = api.queryTerms(text, true);
-        results.textContent = "";
-        active = -1;
-        input.removeAttribute("aria-activedescendant");
-        if (options.dropdown) say("");
+        show(hits);
+        results.setAttribute("aria-busy", "false");
         if (!hits.length) say("No entry matches. Try other words, or paste the whole log into Diagnose.");
-        hits.forEach(function (hit, n) { results.appendChild(resultItem(api, hit, terms, input.id + "-r", n, options.dropdown)); });
         if (options.dropdown) {
           results.hidden = !hits.length;  // an empty listbox is not shown
           all.href = rootPath + "search/?q=" + encodeURIComponent(text);
