@@ -11,6 +11,7 @@ request to a host other than the local server. Screenshots go to tests/artifacts
 from __future__ import annotations
 
 import gzip
+import contextlib
 import re
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -1165,10 +1166,11 @@ def test_a_dark_mode_reader_without_javascript_gets_the_dark_theme(open_context,
     assert sum(int(v) for v in re.findall(r"\d+", background)[:3]) > 3 * 200, background
 
 
-@pytest.mark.parametrize("where", ["a domain root", "the configured sub-path"])
-def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(browser, tmp_path_factory, where):
-    """GitHub Pages serves 404.html at any missing address; at a domain root (or under
-    `rootcause serve`) the configured sub-path is not in the address."""
+@contextlib.contextmanager
+def fixture_site_at(browser, tmp_path_factory, where: str):
+    """The fixture site served at a domain root or under its configured sub-path (GitHub Pages
+    serves 404.html at any missing address; at a domain root, or under `rootcause serve`, the
+    sub-path is not in the address): (server, base, page, recorder), the context closed after."""
     from browser_helpers import SiteServer, base_path, _built
 
     site = fixture_site(tmp_path_factory)
@@ -1178,19 +1180,24 @@ def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(br
         context.set_default_timeout(TIMEOUT)
         recorder = Recorder(context, server.origin)
         try:
-            page = context.new_page()
-            response = page.goto(server.url("entries/cuda-out-of-memory-old-name/"))
-            assert response.status == 404
-            assert page.locator(".rc-header").evaluate("e => getComputedStyle(e).position") == "sticky"  # styled
-            suggestions = page.locator("#rc-suggest a")
-            suggestions.first.wait_for()
-            hrefs = suggestions.evaluate_all("as => as.map(a => a.getAttribute('href'))")
-            assert hrefs[0] == f"{base}entries/cuda-out-of-memory/", hrefs
-            suggestions.first.click()
-            page.wait_for_url(server.url("entries/cuda-out-of-memory/"))
-            assert page.locator("h1").inner_text().startswith("CUDA out of memory")
+            yield server, base, context.new_page(), recorder
         finally:
             context.close()
+
+
+@pytest.mark.parametrize("where", ["a domain root", "the configured sub-path"])
+def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(browser, tmp_path_factory, where):
+    with fixture_site_at(browser, tmp_path_factory, where) as (server, base, page, recorder):
+        response = page.goto(server.url("entries/cuda-out-of-memory-old-name/"))
+        assert response.status == 404
+        assert page.locator(".rc-header").evaluate("e => getComputedStyle(e).position") == "sticky"  # styled
+        suggestions = page.locator("#rc-suggest a")
+        suggestions.first.wait_for()
+        hrefs = suggestions.evaluate_all("as => as.map(a => a.getAttribute('href'))")
+        assert hrefs[0] == f"{base}entries/cuda-out-of-memory/", hrefs
+        suggestions.first.click()
+        page.wait_for_url(server.url("entries/cuda-out-of-memory/"))
+        assert page.locator("h1").inner_text().startswith("CUDA out of memory")
     # the only problem is the missing page itself: under either base the page asked only for files
     # that exist (its assets are added by its script under the path the site is really at)
     assert sorted(recorder.problems) == sorted([
@@ -1202,25 +1209,14 @@ def test_the_404_page_is_styled_and_suggests_entries_from_the_missing_address(br
 
 @pytest.mark.parametrize("where", ["a domain root", "the configured sub-path"])
 def test_the_404_page_suggests_nothing_for_an_address_no_entry_shares_a_word_with(browser, tmp_path_factory, where):
-    from browser_helpers import SiteServer, base_path, _built
-
-    site = fixture_site(tmp_path_factory)
-    base = "/" if where == "a domain root" else base_path(_built["project"])
-    with SiteServer(site, base) as server:
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(TIMEOUT)
-        recorder = Recorder(context, server.origin)
-        try:
-            page = context.new_page()
-            for missing, expected in [("no-such-page/", []), ("the/page/was/not/found.html", []),
-                                      ("entries/worker-exited/", ["dataloader-worker-exited-unexpectedly"])]:
-                assert page.goto(server.url(missing)).status == 404
-                page.locator(".rc-palette").wait_for()   # the page's own script ran
-                hrefs = page.locator("#rc-suggest a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
-                assert [h.rstrip("/").rsplit("/", 1)[-1] for h in hrefs] == expected, (missing, hrefs)
-                assert page.locator("#rc-suggestions").is_hidden() == (not expected)
-        finally:
-            context.close()
+    with fixture_site_at(browser, tmp_path_factory, where) as (server, base, page, recorder):
+        for missing, expected in [("no-such-page/", []), ("the/page/was/not/found.html", []),
+                                  ("entries/worker-exited/", ["dataloader-worker-exited-unexpectedly"])]:
+            assert page.goto(server.url(missing)).status == 404
+            page.locator(".rc-palette").wait_for()   # the page's own script ran
+            hrefs = page.locator("#rc-suggest a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+            assert [h.rstrip("/").rsplit("/", 1)[-1] for h in hrefs] == expected, (missing, hrefs)
+            assert page.locator("#rc-suggestions").is_hidden() == (not expected)
     assert not [p for p in recorder.problems if not ("404" in p)], recorder.problems
 
 
