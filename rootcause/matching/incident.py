@@ -735,11 +735,7 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
             ahead = max(model.completed.values())
             return behind[0], [f"rank {behind[0]}'s last completed NCCL work is {low}, the other ranks' up to {ahead}: "
                                "it fell behind the others"]
-    waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
-    waiting |= consequence_ranks
-    waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
-    known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
-    waiting.discard(None)
+    waiting, known = _ranks_waiting(model, consequence_ranks)
     silent = sorted(r for r in known if r not in waiting)
     if not waiting or not silent or len(silent) == len(known):
         return None, []
@@ -748,6 +744,59 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
     ranks = ", ".join(map(str, sorted(r for r in waiting if r is not None)))   # (None discarded above)
     return suspects[0], [f"rank(s) {ranks} show only consequences (peer errors, timeouts) while rank "
                          f"{suspects[0]} shows none: the others were waiting for it"]
+
+
+def _ranks_waiting(model: LogModel, consequence_ranks: set) -> tuple[set[int], set[int]]:
+    """(the ranks that show a consequence: a watchdog timeout, a peer error, a consequence entry's
+    line; every rank the log shows, in a line or a launcher's record)."""
+    waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
+    waiting |= consequence_ranks
+    waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
+    known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
+    waiting.discard(None)
+    return waiting, known
+
+
+def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, list[str]]:
+    """Every rank the log shows waits on another, and the job's numbering says exactly one rank
+    exists that the log never shows (it left early, exiting 0 or without a line the reader keeps):
+    that is the rank to look at. A weaker claim than a silent rank the log shows: the consequence
+    stays the verdict (an excerpt may leave a rank out), the rank is only named."""
+    waiting, known = _ranks_waiting(model, consequence_ranks)
+    if not waiting or any(r not in waiting for r in known):
+        return None, []
+    missing = _missing_rank(known, _world_size(model))
+    if missing is None:
+        return None, []
+    return missing, [f"ranks {', '.join(map(str, sorted(known)))} show only consequences (peer errors, timeouts), "
+                     f"and rank {missing}, which the job's numbering says exists, appears nowhere in the log: it "
+                     "left early (exited 0, or without an error) while the others waited for it"]
+
+
+def _missing_rank(known: Set[int], size: int) -> int | None:
+    """The one rank that a job's numbering (0 to world size - 1) says exists and the log does not
+    show, when exactly one is absent; None otherwise. The world is at least as large as the
+    highest rank shown, and as `size`."""
+    ranks = sorted(r for r in known if r >= 0)
+    if not ranks:
+        return None
+    world = max(ranks[-1] + 1, size)
+    if world - len(ranks) != 1:
+        return None
+    return next(r for r, seen in enumerate(ranks + [world]) if r != seen)
+
+
+def _world_size(model: LogModel) -> int:
+    """The fewest processes the launcher's reports imply: torchrun starts as many processes on
+    every node, so the hosts its reports name, times the highest local rank + 1 (two nodes whose
+    reports show local rank 1 ran at least 4). 0 when the reports name no host and local rank."""
+    hosts: set[str] = set()
+    per_node = 0
+    for record in model.launcher:
+        if record.source == "torchrun-report" and record.host and record.local_rank is not None and record.rank is not None:
+            hosts.add(record.host)
+            per_node = max(per_node, record.local_rank + 1)
+    return len(hosts) * per_node
 
 
 def _consequence_only_first(model: LogModel, consequences: list, consequence_ranks: set) -> tuple[str, dict, list]:
@@ -776,7 +825,11 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
         first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
                  "entry": None, "text": text, "evidence": evidence}
         return "unknown", first, [failure]
-    if claim is not None and claim.rank is not None:
+    rank, reasons = _absent_rank(model, consequence_ranks)
+    evidence += reasons
+    if rank is not None and claim is not None and claim.rank is not None and claim.rank != rank:
+        evidence.append(f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
+    elif claim is not None and claim.rank is not None:
         rank = claim.rank
         evidence.append(f"the launcher's report names rank {claim.rank} as the root cause")
     if not consequences:   # only errors that wait on another process, and no entry for them

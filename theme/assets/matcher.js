@@ -746,13 +746,7 @@
                             high + ": it fell behind the others"]];
       }
     }
-    var waiting = new Set();
-    model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
-    consequenceRanks.forEach(function (r) { waiting.add(r); });
-    model.failures.forEach(function (f) { if (f.consequence && f.kind !== "signal" && f.rank !== null) waiting.add(f.rank); });
-    var known = new Set(model.ranksSeen);
-    model.launcher.forEach(function (r) { if (r.rank !== null) known.add(r.rank); });
-    waiting.delete(null);
+    var found = ranksWaiting(model, consequenceRanks), waiting = found[0], known = found[1];
     var silent = Array.from(known).filter(function (r) { return !waiting.has(r); }).sort(function (a, b) { return a - b; });
     if (!waiting.size || !silent.length || silent.length === known.size) return [null, []];
     var stopped = new Set();
@@ -762,6 +756,52 @@
     var ranks = Array.from(waiting).sort(function (a, b) { return a - b; }).join(", ");
     return [suspects[0], ["rank(s) " + ranks + " show only consequences (peer errors, timeouts) while rank " + suspects[0] +
                           " shows none: the others were waiting for it"]];
+  }
+
+  // incident._ranks_waiting: [the ranks that show a consequence, every rank the log shows]
+  function ranksWaiting(model, consequenceRanks) {
+    var waiting = new Set();
+    model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
+    consequenceRanks.forEach(function (r) { waiting.add(r); });
+    model.failures.forEach(function (f) { if (f.consequence && f.kind !== "signal" && f.rank !== null) waiting.add(f.rank); });
+    var known = new Set(model.ranksSeen);
+    model.launcher.forEach(function (r) { if (r.rank !== null) known.add(r.rank); });
+    waiting.delete(null);
+    return [waiting, known];
+  }
+
+  // incident._absent_rank: every rank shown waits, and exactly one rank the job's numbering implies is never shown
+  function absentRank(model, consequenceRanks) {
+    var found = ranksWaiting(model, consequenceRanks), waiting = found[0], known = found[1];
+    if (!waiting.size || Array.from(known).some(function (r) { return !waiting.has(r); })) return [null, []];
+    var missing = missingRank(known, worldSize(model));
+    if (missing === null) return [null, []];
+    return [missing, ["ranks " + Array.from(known).sort(function (a, b) { return a - b; }).join(", ") +
+                      " show only consequences (peer errors, timeouts), and rank " + missing + ", which the job's numbering " +
+                      "says exists, appears nowhere in the log: it left early (exited 0, or without an error) while the " +
+                      "others waited for it"]];
+  }
+
+  // incident._missing_rank: the one rank a job's numbering (0 .. world size - 1) says exists and the log does not show
+  function missingRank(known, size) {
+    var ranks = Array.from(known).filter(function (r) { return r >= 0; }).sort(function (a, b) { return a - b; });
+    if (!ranks.length) return null;
+    var world = Math.max(ranks[ranks.length - 1] + 1, size);
+    if (world - ranks.length !== 1) return null;
+    for (var r = 0; r < ranks.length; r++) if (ranks[r] !== r) return r;
+    return ranks.length;
+  }
+
+  // incident._world_size: the hosts torchrun's reports name, times the highest local rank + 1
+  function worldSize(model) {
+    var hosts = new Set(), perNode = 0;
+    model.launcher.forEach(function (r) {
+      if (r.source === "torchrun-report" && r.host && r.local_rank !== null && r.rank !== null) {
+        hosts.add(r.host);
+        perNode = Math.max(perNode, r.local_rank + 1);
+      }
+    });
+    return hosts.size * perNode;
   }
 
   function consequenceOnlyFirst(model, consequences, consequenceRanks) {
@@ -788,7 +828,12 @@
       return ["unknown", { line: failure.line + 1, stream: "", rank: rank, host: failure.host, time: failure.time, entry: null,
                            text: text, evidence: evidence }, [failure]];
     }
-    if (claim && claim.rank !== null) {
+    var absent = absentRank(model, consequenceRanks);
+    rank = absent[0];
+    evidence = evidence.concat(absent[1]);
+    if (rank !== null && claim && claim.rank !== null && claim.rank !== rank) {
+      evidence.push("the launcher's report names rank " + claim.rank + " instead, but it only saw exits");
+    } else if (claim && claim.rank !== null) {
       rank = claim.rank;
       evidence.push("the launcher's report names rank " + claim.rank + " as the root cause");
     }
