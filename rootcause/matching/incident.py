@@ -773,6 +773,19 @@ def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, l
                      "left early (exited 0, or without an error) while the others waited for it"]
 
 
+def _left_early(model: LogModel, rank: int) -> bool:
+    """torchrun's report of the node that ran `rank` is in the log and does not list it: the report
+    lists every process of its node that failed (those the agent stopped too, exitcode -15), so a
+    process it leaves out had exited with status 0 before the failure. Nodes start as many
+    processes each: the highest local rank + 1 per node, a node's ranks from rank - local rank."""
+    reports = [r for r in model.launcher if r.source == "torchrun-report" and r.rank is not None
+               and r.local_rank is not None]
+    if not reports or any(r.rank == rank for r in reports):
+        return False
+    per_node = max(r.local_rank for r in reports) + 1
+    return any(r.rank - r.local_rank == rank - rank % per_node for r in reports)
+
+
 def _missing_rank(known: Set[int], size: int) -> int | None:
     """The one rank that a job's numbering (0 to world size - 1) says exists and the log does not
     show, when exactly one is absent; None otherwise. The world is at least as large as the
@@ -805,6 +818,12 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
     process that exited or hung without a message); otherwise only consequences are known."""
     evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
     rank, reasons = _silent_suspect(model, consequence_ranks)
+    absent, why = _absent_rank(model, consequence_ranks) if rank is None else (None, [])
+    left = absent is not None and _left_early(model, absent)
+    if left:
+        rank, reasons = absent, why + [f"torchrun's report of the node that ran rank {absent} lists every process of "
+                                       "that node that failed, and not this one: it exited with status 0 before the "
+                                       "others failed"]
     evidence += reasons
     claim = _launcher_claim(model)
     record = next((r for r in model.launcher if r.rank == rank and r.exitcode not in (None, 0)), None) \
@@ -815,6 +834,8 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
                             f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
         if record is not None and record.exitcode not in STOPPED_BY_LAUNCHER:
             text = _exit_text(record) + ", without an error message"
+        elif left:
+            text = f"rank {rank} exited with status 0 while the others were still running, without an error message"
         else:
             text = f"rank {rank} printed no error while the others waited for it (it hung, or died without a message)"
         anchor_line = record.line if record else min(f.line for f in model.failures if f.consequence) \
@@ -825,8 +846,8 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
         first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
                  "entry": None, "text": text, "evidence": evidence}
         return "unknown", first, [failure]
-    rank, reasons = _absent_rank(model, consequence_ranks)
-    evidence += reasons
+    rank = absent
+    evidence += why
     if rank is not None and claim is not None and claim.rank is not None and claim.rank != rank:
         evidence.append(f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
     elif claim is not None and claim.rank is not None:

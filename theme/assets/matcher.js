@@ -782,6 +782,14 @@
                       "others waited for it"]];
   }
 
+  // incident._left_early: torchrun's report of the rank's node is in the log and does not list it (it exited 0 first)
+  function leftEarly(model, rank) {
+    var reports = model.launcher.filter(function (r) { return r.source === "torchrun-report" && r.rank !== null && r.local_rank !== null; });
+    if (!reports.length || reports.some(function (r) { return r.rank === rank; })) return false;
+    var perNode = Math.max.apply(null, reports.map(function (r) { return r.local_rank; })) + 1;
+    return reports.some(function (r) { return r.rank - r.local_rank === rank - rank % perNode; });
+  }
+
   // incident._missing_rank: the one rank a job's numbering (0 .. world size - 1) says exists and the log does not show
   function missingRank(known, size) {
     var ranks = Array.from(known).filter(function (r) { return r >= 0; }).sort(function (a, b) { return a - b; });
@@ -806,8 +814,15 @@
 
   function consequenceOnlyFirst(model, consequences, consequenceRanks) {
     var evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"];
-    var found = silentSuspect(model, consequenceRanks), rank = found[0];
-    evidence = evidence.concat(found[1]);
+    var found = silentSuspect(model, consequenceRanks), rank = found[0], reasons = found[1];
+    var absent = rank === null ? absentRank(model, consequenceRanks) : [null, []];
+    var left = absent[0] !== null && leftEarly(model, absent[0]);
+    if (left) {
+      rank = absent[0];
+      reasons = absent[1].concat(["torchrun's report of the node that ran rank " + rank + " lists every process of that node " +
+                                  "that failed, and not this one: it exited with status 0 before the others failed"]);
+    }
+    evidence = evidence.concat(reasons);
     var claim = launcherClaim(model);
     var record = null;
     if (rank !== null) {
@@ -819,6 +834,7 @@
         evidence.push(claim.rank === rank ? "the launcher's report agrees" : "the launcher's report names rank " + claim.rank + " instead, but it only saw exits");
       }
       var text = record && !STOPPED_BY_LAUNCHER.has(record.exitcode) ? exitText(record) + ", without an error message"
+        : left ? "rank " + rank + " exited with status 0 while the others were still running, without an error message"
         : "rank " + rank + " printed no error while the others waited for it (it hung, or died without a message)";
       var anchorLine = record ? record.line : !consequences.length
         ? Math.min.apply(null, model.failures.filter(function (f) { return f.consequence; }).map(function (f) { return f.line; }))
@@ -828,7 +844,6 @@
       return ["unknown", { line: failure.line + 1, stream: "", rank: rank, host: failure.host, time: failure.time, entry: null,
                            text: text, evidence: evidence }, [failure]];
     }
-    var absent = absentRank(model, consequenceRanks);
     rank = absent[0];
     evidence = evidence.concat(absent[1]);
     if (rank !== null && claim && claim.rank !== null && claim.rank !== rank) {

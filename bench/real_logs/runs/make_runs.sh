@@ -164,6 +164,10 @@ run segfault_ctypes 3 29648 2 "--root-rank 1 --has 'Signal 11 (SIGSEGV)'" \
   -- scripts/silent_death.py --fail-rank 1 --mode segv --timeout 5
 run segfault_faulthandler 4 29649 2 "--root-rank 2 --has 'Fatal Python error: Segmentation fault' --has 'Signal 11 (SIGSEGV)'" \
   PYTHONFAULTHANDLER=1 -- scripts/silent_death.py --fail-rank 2 --mode segv --fail-step 3 --timeout 5
+# (2026-12-07, later) a rank in the middle of four leaves with status 0: it appears in no
+# error line and in no line of torchrun's report, only in its own progress lines
+run silent_exit_zero_four 4 29676 2 "--root-rank-not 2 --lacks 'rank      : 2 (local_rank: 2)' --lacks '[rank2]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 2 --mode exit0 --timeout 5
 run sigstop_timeout 3 29650 2 "--root-rank-not 2 --has 'Timed out waiting 5000ms' --has 'Unable to shutdown process' --has 'exitcode  : -9'" \
   -- scripts/silent_death.py --fail-rank 2 --mode stop --timeout 5
 run uneven_shard_barrier 3 29651 2 "--root-rank-not 2 --has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
@@ -249,6 +253,57 @@ run_signalled agent_sigint 3 29668 2 INT "--has 'Received 2 death signal, shutti
 # healthy: TORCH_DISTRIBUTED_DEBUG=DETAIL logs every collective's fingerprint, plus warnings
 run healthy_detail_fingerprints 3 29669 6 "--exit zero --has 'Running collective: CollectiveFingerPrint' --has 'FutureWarning' --lacks 'terminate called'" \
   TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO -- scripts/healthy_manual_allreduce.py --timeout 5
+
+# ---- two nodes on this machine (2026-12-07): the same local ranks on two hosts ------------
+# Two torchrun agents (--nnodes 2 --node-rank 0/1, 2 processes each, static rendezvous on
+# 127.0.0.1) started together, their stdout and stderr merged, unedited, into one file, as a
+# Slurm job step without --label merges its tasks' output. Each agent runs in its own UTS
+# namespace (`unshare --uts`, needs root) with the host name node-a or node-b, so that the two
+# torchrun reports name two hosts; gloo then warns once per process that it cannot resolve that
+# name and uses the loopback address. Every `[defaultN]:` prefix names a local rank, which
+# both nodes have (global rank = 2 * node rank + local rank).
+# run_two_nodes NAME PORT TRIES "CHECK-ARGS" -- SCRIPT [ARGS ...]
+run_two_nodes() {
+  local name=$1 port=$2 tries=$3 check=$4; shift 5
+  want "$name" || return 0
+  local i rc args
+  args=$(printf ' %q' "$@")
+  for ((i = 1; i <= tries; i++)); do
+    (
+      node() {
+        unshare --uts bash -c "hostname $2 && exec timeout 120 $TORCHRUN --nnodes 2 --node-rank $1 \
+          --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port --tee 3$args"
+      }
+      node 0 node-a & a=$!
+      sleep 1
+      node 1 node-b & b=$!
+      wait $a; ra=$?
+      wait $b; rb=$?
+      [ $ra = 0 ] && [ $rb = 0 ]   # the job fails if either node fails
+    ) > "$HERE/$name.log" 2>&1
+    rc=$?
+    # shellcheck disable=SC2086
+    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
+      echo "ok    $name (rc=$rc, try $i)"
+      return 0
+    fi
+    echo "retry $name (rc=$rc, try $i)"
+  done
+  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
+  FAILED+=("$name")
+}
+run_two_nodes two_nodes_indexerror 29670 2 "--has '[default1]:[rank3]: IndexError: list index out of range' --has 'host      : node-b'" \
+  -- scripts/rank_indexerror.py --fail-rank 3
+run_two_nodes two_nodes_silent_exit 29671 2 "--has 'rank      : 2 (local_rank: 0)' --has 'exitcode  : 1 (pid' --lacks '[rank2]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 2 --mode exit1 --fail-step 3 --timeout 5
+run_two_nodes two_nodes_exit_zero 29672 2 "--has 'Connection' --lacks 'rank      : 3 (local_rank: 1)' --lacks '[rank3]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 3 --mode exit0 --timeout 5
+run_two_nodes two_nodes_hang 29673 2 "--has 'Timed out waiting 5000ms' --lacks '[rank2]: Traceback'" \
+  -- scripts/hang_barrier_timeout.py --fail-rank 2 --timeout 5
+run_two_nodes two_nodes_segfault 29674 2 "--has 'Signal 11 (SIGSEGV)' --has 'rank      : 3 (local_rank: 1)'" \
+  -- scripts/silent_death.py --fail-rank 3 --mode segv --timeout 5
+run_two_nodes two_nodes_sigkill 29675 2 "--has 'Signal 9 (SIGKILL)' --has 'rank      : 1 (local_rank: 1)'" \
+  -- scripts/rank_sigkill.py --fail-rank 1
 
 if [ ${#FAILED[@]} -gt 0 ]; then
   echo "runs whose log does not match: ${FAILED[*]}" >&2
