@@ -357,3 +357,58 @@ def test_a_preprocessing_bar_far_from_the_end_is_not_where_the_log_stops(diagnos
     log.write_text(bar + "\n" + "".join(f"{{'loss': 1.{n}, 'epoch': 0.{n}}}\n" for n in range(20)), encoding="utf-8")
     report = diagnose(log)
     assert report["status"] == "none" and report["stopped"] is None
+
+
+@pytest.mark.parametrize("name", ["silent_exit_zero_four", "two_nodes_exit_zero"])
+def test_a_rank_that_exited_0_early_is_the_one_torchruns_report_leaves_out(diagnose, name):
+    """The failing rank leaves with os._exit(0): no error line, and no record in torchrun's report,
+    which lists every process of its node that failed (those it stopped too). The others fail with
+    gloo's peer errors. On one node of 4 (rank 2) the highest rank shown, 3, says rank 2 exists; on
+    two nodes of 2 (rank 3, local rank 1 of node-b) the reports' hosts and local ranks say 4 ran,
+    and node-b's report, `<NO_OTHER_FAILURES>` besides rank 2, leaves its local rank 1 out."""
+    log = RUNS / f"{name}.log"
+    rank = meta(log)["first_rank"]
+    text = log.read_text(encoding="utf-8")
+    assert f"rank      : {rank} (local_rank:" not in text and f"[rank{rank}]:" not in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "unknown" and first["entry"] is None
+    assert first["rank"] == rank
+    assert first["text"] == f"rank {rank} exited with status 0 while the others were still running, without an error message"
+    assert any("appears nowhere in the log" in e for e in first["evidence"])
+    assert any("lists every process of that node that failed, and not this one" in e for e in first["evidence"])
+    claims = [r["rank"] for r in report["launcher"] if r["root"]]
+    assert rank not in claims
+
+
+def test_without_torchruns_report_the_missing_rank_is_named_but_the_consequence_stays_the_verdict(diagnose, tmp_path):
+    """silent_exit_zero_four cut before torchrun's summary, as a thread's excerpt often is: ranks 0,
+    1 and 3 fail with peer errors and rank 2 shows no error line. The numbering still says rank 2
+    exists, but without the report nothing says it exited rather than that the excerpt left it out:
+    the rank is named, the verdict stays what the log shows (the peer errors' entry)."""
+    text = (RUNS / "silent_exit_zero_four.log").read_text(encoding="utf-8")
+    excerpt = tmp_path / "excerpt.log"
+    excerpt.write_text(text.split("\nTraceback (most recent call last):\n")[0] + "\n", encoding="utf-8")
+    assert "Root Cause" not in excerpt.read_text(encoding="utf-8")
+    report = diagnose(excerpt)
+    first = report["first_failure"]
+    assert report["status"] == "consequences"
+    assert first["entry"] == "gloo-connection-closed-by-peer"
+    assert first["rank"] == 2
+    assert any("rank 2, which the job's numbering says exists" in e for e in first["evidence"])
+
+
+@pytest.mark.parametrize("name, host", [("two_nodes_silent_exit", "node-b"), ("two_nodes_sigkill", "node-a")])
+def test_on_two_nodes_each_agents_own_root_cause_is_weighed_by_its_rank(diagnose, name, host):
+    """Two torchrun agents (--nnodes 2, 2 processes each) in one merged log: `[default0]:` and
+    `[default1]:` name local ranks both nodes have, and each agent prints its own report with its
+    own `Root Cause`. The failing rank prints nothing (os._exit(1) on node-b; SIGKILL on node-a);
+    the other node's report names one of its own ranks, failed with a peer error, as root cause."""
+    log = RUNS / f"{name}.log"
+    rank = meta(log)["first_rank"]
+    report = diagnose(log)
+    roots = [(r["rank"], r["host"]) for r in report["launcher"] if r["root"]]
+    assert len(roots) == 2 and len({h for _r, h in roots}) == 2 and (rank, host) in roots
+    first = report["first_failure"]
+    assert first["rank"] == rank and first["host"] == host
+    assert first["entry"] == meta(log)["label"] or meta(log)["label"] == "none"
