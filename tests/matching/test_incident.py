@@ -412,3 +412,19 @@ def test_on_two_nodes_each_agents_own_root_cause_is_weighed_by_its_rank(diagnose
     first = report["first_failure"]
     assert first["rank"] == rank and first["host"] == host
     assert first["entry"] == meta(log)["label"] or meta(log)["label"] == "none"
+
+
+def test_the_odd_collective_is_told_by_its_shape_when_the_op_is_the_same(diagnose):
+    """mismatch_shape_detail_four: every rank all_reduces at step 2, rank 2 a tensor of 4 entries
+    where the others' have 3. Each rank's DETAIL report names two fingerprints, all
+    `OpType=ALLREDUCE`; rank 3's report is printed first and torchrun names rank 0."""
+    log = RUNS / "mismatch_shape_detail_four.log"
+    text = log.read_text(encoding="utf-8")
+    assert "OpType=ALLGATHER" not in text and "OpType=BROADCAST" not in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert first["entry"] == "distributed-mismatched-collectives"
+    assert first["rank"] == meta(log)["first_rank"] == 2
+    assert any("(ALLREDUCE, TensorShape=[4], TensorDtypes=Float) differs from the one every other rank ran "
+               "(ALLREDUCE, TensorShape=[3], TensorDtypes=Float)" in e for e in first["evidence"])
+    assert [r["rank"] for r in report["launcher"] if r["root"]] == [0]

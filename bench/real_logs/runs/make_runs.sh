@@ -186,6 +186,10 @@ run mismatch_shape_detail_record 3 29655 3 "--has 'TensorShape=[4]' --has 'error
 run mismatch_dtype_detail_error_file 4 29656 3 "--has 'TensorDtypes=Double' --has 'Tensor Tensor dtypes: Doublevs Float' --lacks 'no error file defined for parent'" \
   TORCH_DISTRIBUTED_DEBUG=DETAIL TORCHELASTIC_ERROR_FILE=/workspace/data/torchrun-error.json \
   -- scripts/metrics_mismatch.py --fail-rank 3 --kind dtype --record --timeout 5
+# (2026-12-07, later) the same op on every rank, a tensor of another shape on one: every rank's
+# DETAIL report names its own and one other rank's fingerprint; only the shape differs
+run mismatch_shape_detail_four 4 29677 3 "--has 'TensorShape=[4]' --has 'Detected mismatch between collectives on ranks'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/metrics_mismatch.py --fail-rank 2 --kind shape --timeout 5
 
 # elastic restarts (--max-restarts 2): the failure repeats in every attempt, happens only in
 # the first one, or (static rendezvous) the restarted workers cannot form the gloo group.
