@@ -47,6 +47,9 @@ RAISED_WITHOUT_MESSAGE: str = SHARED["raised_without_message"]
 CONSEQUENCE_HINTS = re.compile(SHARED["consequence_hints"])
 #: the frames of a C++ backtrace that build the error rather than raise it
 CPP_ERROR_FRAMES = re.compile(SHARED["cpp_error_frames"])
+#: a consequence that says the process was waiting on its peers (in a collective, on the store): it
+#: timed out, or a peer's connection closed under it
+WAITING_HINTS = re.compile(SHARED["waiting_hints"])
 #: exit statuses that mean the launcher stopped the process because another failed
 STOPPED_BY_LAUNCHER = frozenset(SHARED["stopped_by_launcher"])
 #: signals a launcher (or a user) sends to stop a process: how it died, not why the job failed
@@ -773,6 +776,34 @@ def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, l
                      "left early (exited 0, or without an error) while the others waited for it"]
 
 
+def _odd_wait(model: LogModel, consequence_entries: Set[str]) -> tuple[int | None, list[str]]:
+    """Every rank shown failed waiting on its peers (a timeout, a peer's closed connection), each
+    in the function its traceback stops in (torch's `all_reduce`, `barrier`, `broadcast`: the
+    collective it waited in); when one rank waited in another than all the others (at least two)
+    agree on, it went elsewhere: a collective the others did not call, or a loop it left before
+    them. The rank is named; the consequences stay the verdict."""
+    where: dict[int, str] = {}
+    for failure in model.failures:
+        if failure.rank is None or failure.rank in where or not failure.location \
+                or not (failure.consequence or failure.explained_by in consequence_entries) \
+                or not WAITING_HINTS.search(failure.text):
+            continue
+        where[failure.rank] = failure.location.rsplit(", in ", 1)[-1]
+    if len(where) < 3:
+        return None, []
+    groups: dict[str, list[int]] = {}
+    for rank, function in sorted(where.items()):
+        groups.setdefault(function, []).append(rank)
+    if len(groups) != 2:
+        return None, []
+    (odd, ranks), (usual, others) = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    if len(ranks) != 1 or len(others) < 2:
+        return None, []
+    return ranks[0], [f"every rank failed waiting on its peers: rank {ranks[0]} in {odd}, ranks "
+                      f"{', '.join(map(str, others))} in {usual}: rank {ranks[0]} went elsewhere (a collective the "
+                      "others did not call, or a loop it left before them)"]
+
+
 def _left_early(model: LogModel, rank: int) -> bool:
     """torchrun's report of the node that ran `rank` is in the log and does not list it: the report
     lists every process of its node that failed (those the agent stopped too, exitcode -15), so a
@@ -846,7 +877,8 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
         first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
                  "entry": None, "text": text, "evidence": evidence}
         return "unknown", first, [failure]
-    rank = absent
+    odd, odd_why = _odd_wait(model, {f.entry for f in consequences})
+    rank, why = (odd, odd_why) if odd is not None else (absent, why)
     evidence += why
     if rank is not None and claim is not None and claim.rank is not None and claim.rank != rank:
         evidence.append(f"the launcher's report names rank {claim.rank} instead, but it only saw exits")

@@ -428,3 +428,23 @@ def test_the_odd_collective_is_told_by_its_shape_when_the_op_is_the_same(diagnos
     assert any("(ALLREDUCE, TensorShape=[4], TensorDtypes=Float) differs from the one every other rank ran "
                "(ALLREDUCE, TensorShape=[3], TensorDtypes=Float)" in e for e in first["evidence"])
     assert [r["rank"] for r in report["launcher"] if r["root"]] == [0]
+
+
+def test_the_rank_that_waited_in_another_collective_is_named(diagnose):
+    """uneven_shard_barrier_four: rank 1's shard ends two batches early; it prints 'epoch finished'
+    and waits in dist.barrier() while ranks 0, 2 and 3 wait in the next all_reduce. Every rank
+    fails waiting (three gloo timeouts ending `in all_reduce`, rank 1's peer error ending `in
+    barrier`) and torchrun names a rank that only timed out. No entry explains a short shard: the
+    rank is named, the consequences stay the verdict."""
+    log = RUNS / "uneven_shard_barrier_four.log"
+    text = log.read_text(encoding="utf-8")
+    assert "[rank1]:   File \"/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py\", " \
+           "line 5356, in barrier" in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "consequences"
+    assert first["rank"] == meta(log)["first_rank"] == 1
+    assert any("rank 1 in barrier, ranks 0, 2, 3 in all_reduce" in e for e in first["evidence"])
+    claims = [r["rank"] for r in report["launcher"] if r["root"]]
+    assert claims and claims[0] != 1
+    assert any(f"names rank {claims[0]} instead" in e for e in first["evidence"])

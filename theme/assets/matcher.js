@@ -271,7 +271,7 @@
   // `declare` when a Matcher is made (a site's matcher and its signatures come from one build).
   var shared = null, TIME_RULES = [], DAYS_BEFORE = [], MAX_FAILURES, MAX_LAUNCHER_RECORDS, MAX_STREAMS, MESSAGE_LINES,
     MAX_TEXT, TIME_BEFORE_TRACEBACK, INCOMPLETE_TRACEBACK, CONSEQUENCE_HINTS, STOPPED_BY_LAUNCHER, STOP_SIGNALS,
-    CONFIDENCE_WORDS, CONSEQUENCE_WORDS, CPP_ERROR_FRAMES;
+    CONFIDENCE_WORDS, CONSEQUENCE_WORDS, CPP_ERROR_FRAMES, WAITING_HINTS;
   function declare(data) {
     shared = data.shared;
     var limits = shared.limits;
@@ -283,6 +283,7 @@
     TIME_BEFORE_TRACEBACK = limits.time_before_traceback;
     INCOMPLETE_TRACEBACK = shared.incomplete_traceback;
     CONSEQUENCE_HINTS = new RegExp(shared.consequence_hints);
+    WAITING_HINTS = new RegExp(shared.waiting_hints);
     STOPPED_BY_LAUNCHER = new Set(shared.stopped_by_launcher);
     STOP_SIGNALS = new Set(shared.stop_signals);
     CONFIDENCE_WORDS = shared.confidence_words;
@@ -782,6 +783,33 @@
                       "others waited for it"]];
   }
 
+  // incident._odd_wait: every rank failed waiting on its peers; the one that waited in another function than all the others
+  function oddWait(model, consequenceEntries) {
+    var where = new Map();
+    model.failures.forEach(function (f) {
+      if (f.rank === null || where.has(f.rank) || !f.location || !(f.consequence || consequenceEntries.has(f.explainedBy)) ||
+          !WAITING_HINTS.test(f.text)) return;
+      var at = f.location.lastIndexOf(", in ");
+      where.set(f.rank, at < 0 ? f.location : f.location.slice(at + 5));
+    });
+    if (where.size < 3) return [null, []];
+    var groups = new Map();
+    Array.from(where.keys()).sort(function (a, b) { return a - b; }).forEach(function (rank) {
+      var fn = where.get(rank);
+      if (!groups.has(fn)) groups.set(fn, []);
+      groups.get(fn).push(rank);
+    });
+    if (groups.size !== 2) return [null, []];
+    var kv = Array.from(groups.entries()).sort(function (x, y) {
+      return x[1].length - y[1].length || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
+    });
+    var ranks = kv[0][1], others = kv[1][1];
+    if (ranks.length !== 1 || others.length < 2) return [null, []];
+    return [ranks[0], ["every rank failed waiting on its peers: rank " + ranks[0] + " in " + kv[0][0] + ", ranks " + others.join(", ") +
+                       " in " + kv[1][0] + ": rank " + ranks[0] + " went elsewhere (a collective the others did not call, or " +
+                       "a loop it left before them)"]];
+  }
+
   // incident._left_early: torchrun's report of the rank's node is in the log and does not list it (it exited 0 first)
   function leftEarly(model, rank) {
     var reports = model.launcher.filter(function (r) { return r.source === "torchrun-report" && r.rank !== null && r.local_rank !== null; });
@@ -844,6 +872,8 @@
       return ["unknown", { line: failure.line + 1, stream: "", rank: rank, host: failure.host, time: failure.time, entry: null,
                            text: text, evidence: evidence }, [failure]];
     }
+    var odd = oddWait(model, new Set(consequences.map(function (f) { return f.entry; })));
+    if (odd[0] !== null) absent = odd;
     rank = absent[0];
     evidence = evidence.concat(absent[1]);
     if (rank !== null && claim && claim.rank !== null && claim.rank !== rank) {

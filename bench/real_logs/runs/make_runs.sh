@@ -190,6 +190,13 @@ run mismatch_dtype_detail_error_file 4 29656 3 "--has 'TensorDtypes=Double' --ha
 # DETAIL report names its own and one other rank's fingerprint; only the shape differs
 run mismatch_shape_detail_four 4 29677 3 "--has 'TensorShape=[4]' --has 'Detected mismatch between collectives on ranks'" \
   TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/metrics_mismatch.py --fail-rank 2 --kind shape --timeout 5
+# (2026-12-07, later) every rank times out, one in another collective than all the others: a rank
+# that broadcasts where three all_reduce; a rank whose shard ends two batches early and waits in
+# the epoch-end barrier while three all_reduce
+run mismatch_op_broadcast_four 4 29678 3 "--has 'Timed out waiting 5000ms' --lacks 'Detected mismatch'" \
+  -- scripts/metrics_mismatch.py --fail-rank 3 --kind op --timeout 5
+run uneven_shard_barrier_four 4 29679 3 "--has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
+  -- scripts/uneven_shard_exit.py --fail-rank 1 --fail-step 2 --after barrier --timeout 5
 
 # elastic restarts (--max-restarts 2): the failure repeats in every attempt, happens only in
 # the first one, or (static rendezvous) the restarted workers cannot form the gloo group.
