@@ -776,32 +776,42 @@ def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, l
                      "left early (exited 0, or without an error) while the others waited for it"]
 
 
-def _odd_wait(model: LogModel, consequence_entries: Set[str]) -> tuple[int | None, list[str]]:
+def _odd_wait(model: LogModel, consequence_entries: Set[str]) -> tuple[int | None, list[str], Failure | None]:
     """Every rank shown failed waiting on its peers (a timeout, a peer's closed connection), each
     in the function its traceback stops in (torch's `all_reduce`, `barrier`, `broadcast`: the
     collective it waited in); when one rank waited in another than all the others (at least two)
     agree on, it went elsewhere: a collective the others did not call, or a loop it left before
-    them. The rank is named; the consequences stay the verdict."""
-    where: dict[int, str] = {}
+    them. The rank is named; the consequences stay the verdict. (rank, why, its own error): when
+    that rank's error is raised in another file than the one all the others wait in (a socket
+    read of its own, not the collectives' library) and no entry explains it, the error only sounds
+    like a peer's: it is the rank's own, the first failure."""
+    where: dict[int, Failure] = {}
     for failure in model.failures:
         if failure.rank is None or failure.rank in where or not failure.location \
                 or not (failure.consequence or failure.explained_by in consequence_entries) \
                 or not WAITING_HINTS.search(failure.text):
             continue
-        where[failure.rank] = failure.location.rsplit(", in ", 1)[-1]
+        where[failure.rank] = failure
     if len(where) < 3:
-        return None, []
+        return None, [], None
     groups: dict[str, list[int]] = {}
-    for rank, function in sorted(where.items()):
-        groups.setdefault(function, []).append(rank)
+    for rank, failure in sorted(where.items()):
+        groups.setdefault(failure.location.rsplit(", in ", 1)[-1], []).append(rank)
     if len(groups) != 2:
-        return None, []
+        return None, [], None
     (odd, ranks), (usual, others) = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
     if len(ranks) != 1 or len(others) < 2:
-        return None, []
-    return ranks[0], [f"every rank failed waiting on its peers: rank {ranks[0]} in {odd}, ranks "
-                      f"{', '.join(map(str, others))} in {usual}: rank {ranks[0]} went elsewhere (a collective the "
-                      "others did not call, or a loop it left before them)"]
+        return None, [], None
+    rank = ranks[0]
+    files = {where[r].frame[1] if where[r].frame else "" for r in others}
+    mine = where[rank]
+    if len(files) == 1 and "" not in files and mine.frame and mine.frame[1] not in files and not mine.explained_by:
+        return rank, [f"ranks {', '.join(map(str, others))} failed waiting on their peers in {usual} ({next(iter(files))}); "
+                      f"rank {rank}'s error is raised in {odd} ({mine.frame[1]}), outside the collectives: its own "
+                      "error, whose words only sound like a peer's"], mine
+    return rank, [f"every rank failed waiting on its peers: rank {rank} in {odd}, ranks "
+                  f"{', '.join(map(str, others))} in {usual}: rank {rank} went elsewhere (a collective the others did "
+                  "not call, or a loop it left before them)"], None
 
 
 def _left_early(model: LogModel, rank: int) -> bool:
@@ -877,7 +887,13 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
         first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
                  "entry": None, "text": text, "evidence": evidence}
         return "unknown", first, [failure]
-    odd, odd_why = _odd_wait(model, {f.entry for f in consequences})
+    odd, odd_why, own = _odd_wait(model, {f.entry for f in consequences})
+    if own is not None:
+        first = _unknown_event(own)
+        agree = [] if claim is None or claim.rank is None else ["the launcher's report agrees"] if claim.rank == own.rank \
+            else [f"the launcher's report names rank {claim.rank} instead, but it only saw exits"]
+        first.update(line=own.line + 1, evidence=odd_why + agree)
+        return "unknown", first, [own]
     rank, why = (odd, odd_why) if odd is not None else (absent, why)
     evidence += why
     if rank is not None and claim is not None and claim.rank is not None and claim.rank != rank:

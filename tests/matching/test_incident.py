@@ -448,3 +448,20 @@ def test_the_rank_that_waited_in_another_collective_is_named(diagnose):
     claims = [r["rank"] for r in report["launcher"] if r["root"]]
     assert claims and claims[0] != 1
     assert any(f"names rank {claims[0]} instead" in e for e in first["evidence"])
+
+
+def test_an_error_that_only_sounds_like_a_peers_is_the_ranks_own(diagnose):
+    """data_server_reset: rank 1's data server resets the connection, and its read raises
+    `ConnectionResetError: [Errno 104] Connection reset by peer` in its own fetch_batch; ranks 0
+    and 2 fail in torch's all_reduce with gloo's `Connection closed by peer`. The words are a
+    peer's, but the traceback stops outside the collectives every other rank waits in: it is rank
+    1's own error, the first failure."""
+    log = RUNS / "data_server_reset.log"
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "unknown" and first["entry"] is None
+    assert first["rank"] == meta(log)["first_rank"] == 1
+    assert first["text"] == "ConnectionResetError: [Errno 104] Connection reset by peer"
+    assert "fetch_batch" in first["location"]
+    assert any("outside the collectives: its own error" in e for e in first["evidence"])
+    assert [u["text"] for u in report["unknown"]] == [first["text"]]

@@ -783,31 +783,39 @@
                       "others waited for it"]];
   }
 
-  // incident._odd_wait: every rank failed waiting on its peers; the one that waited in another function than all the others
+  // incident._odd_wait: every rank failed waiting on its peers; the one that waited in another function than all the
+  // others; [rank, why, its own error when raised in another file than the one all the others wait in]
   function oddWait(model, consequenceEntries) {
     var where = new Map();
     model.failures.forEach(function (f) {
       if (f.rank === null || where.has(f.rank) || !f.location || !(f.consequence || consequenceEntries.has(f.explainedBy)) ||
           !WAITING_HINTS.test(f.text)) return;
-      var at = f.location.lastIndexOf(", in ");
-      where.set(f.rank, at < 0 ? f.location : f.location.slice(at + 5));
+      where.set(f.rank, f);
     });
-    if (where.size < 3) return [null, []];
+    if (where.size < 3) return [null, [], null];
     var groups = new Map();
     Array.from(where.keys()).sort(function (a, b) { return a - b; }).forEach(function (rank) {
-      var fn = where.get(rank);
+      var loc = where.get(rank).location, at = loc.lastIndexOf(", in ");
+      var fn = at < 0 ? loc : loc.slice(at + 5);
       if (!groups.has(fn)) groups.set(fn, []);
       groups.get(fn).push(rank);
     });
-    if (groups.size !== 2) return [null, []];
+    if (groups.size !== 2) return [null, [], null];
     var kv = Array.from(groups.entries()).sort(function (x, y) {
       return x[1].length - y[1].length || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
     });
     var ranks = kv[0][1], others = kv[1][1];
-    if (ranks.length !== 1 || others.length < 2) return [null, []];
-    return [ranks[0], ["every rank failed waiting on its peers: rank " + ranks[0] + " in " + kv[0][0] + ", ranks " + others.join(", ") +
-                       " in " + kv[1][0] + ": rank " + ranks[0] + " went elsewhere (a collective the others did not call, or " +
-                       "a loop it left before them)"]];
+    if (ranks.length !== 1 || others.length < 2) return [null, [], null];
+    var rank = ranks[0], mine = where.get(rank), files = new Set();
+    others.forEach(function (r) { var f = where.get(r); files.add(f.frame ? f.frame[1] : ""); });
+    if (files.size === 1 && !files.has("") && mine.frame && !files.has(mine.frame[1]) && !mine.explainedBy) {
+      return [rank, ["ranks " + others.join(", ") + " failed waiting on their peers in " + kv[1][0] + " (" +
+                     Array.from(files)[0] + "); rank " + rank + "'s error is raised in " + kv[0][0] + " (" + mine.frame[1] +
+                     "), outside the collectives: its own error, whose words only sound like a peer's"], mine];
+    }
+    return [rank, ["every rank failed waiting on its peers: rank " + rank + " in " + kv[0][0] + ", ranks " + others.join(", ") +
+                   " in " + kv[1][0] + ": rank " + rank + " went elsewhere (a collective the others did not call, or " +
+                   "a loop it left before them)"], null];
   }
 
   // incident._left_early: torchrun's report of the rank's node is in the log and does not list it (it exited 0 first)
@@ -873,6 +881,14 @@
                            text: text, evidence: evidence }, [failure]];
     }
     var odd = oddWait(model, new Set(consequences.map(function (f) { return f.entry; })));
+    if (odd[2] !== null) {
+      var own = odd[2], mineFirst = unknownEvent(own);
+      var agree = !claim || claim.rank === null ? [] : claim.rank === own.rank ? ["the launcher's report agrees"]
+        : ["the launcher's report names rank " + claim.rank + " instead, but it only saw exits"];
+      mineFirst.line = own.line + 1;
+      mineFirst.evidence = odd[1].concat(agree);
+      return ["unknown", mineFirst, [own]];
+    }
     if (odd[0] !== null) absent = odd;
     rank = absent[0];
     evidence = evidence.concat(absent[1]);

@@ -197,6 +197,11 @@ run mismatch_op_broadcast_four 4 29678 3 "--has 'Timed out waiting 5000ms' --lac
   -- scripts/metrics_mismatch.py --fail-rank 3 --kind op --timeout 5
 run uneven_shard_barrier_four 4 29679 3 "--has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
   -- scripts/uneven_shard_exit.py --fail-rank 1 --fail-step 2 --after barrier --timeout 5
+# (2026-12-07, later) the failing rank's own error reads like a peer's: its data server resets the
+# connection ("ConnectionResetError: [Errno 104] Connection reset by peer") while the others wait in
+# all_reduce and then fail with gloo's own peer errors
+run data_server_reset 3 29680 3 "--root-rank 1 --has 'ConnectionResetError: [Errno 104] Connection reset by peer' --has 'Connection closed by peer'" \
+  -- scripts/data_server_reset.py --fail-rank 1 --timeout 5
 
 # elastic restarts (--max-restarts 2): the failure repeats in every attempt, happens only in
 # the first one, or (static rendezvous) the restarted workers cannot form the gloo group.
