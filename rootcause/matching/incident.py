@@ -19,7 +19,11 @@ and the collective state the NCCL watchdog and desync report print.
   evidence, used when the processes' own lines cannot settle it (its time is often only when
   the agent noticed) and to name the rank when the cause printed no prefix;
 - with no cause in the log (only consequences), the lagging ranks of a desync report, the ranks
-  missing from the watchdog timeouts, or the launcher's claim name the rank to look at.
+  missing from the watchdog timeouts, a rank that the job's numbering implies and the log never
+  shows (one that exited 0, when its node's torchrun report leaves it out), the one rank that
+  waited in another function than all the others (or whose peer-sounding error is raised
+  outside the collectives they wait in: its own error), or the launcher's claim name the rank
+  to look at.
 """
 
 from __future__ import annotations
@@ -855,8 +859,11 @@ def _world_size(model: LogModel) -> int:
 
 def _consequence_only_first(model: LogModel, consequences: list, consequence_ranks: set) -> tuple[str, dict, list]:
     """No cause in the log: name the process the consequences point at, and say why. When the
-    evidence singles out a rank, its silence is the failure (status unknown: no entry explains a
-    process that exited or hung without a message); otherwise only consequences are known."""
+    evidence singles out a rank (a silent rank the log shows, a rank its node's torchrun report
+    leaves out), its silence is the failure (status unknown: no entry explains a process that
+    exited or hung without a message); a rank whose peer-sounding error is its own is the failure
+    with that error; otherwise only consequences are known, and the rank that waited elsewhere,
+    the rank the numbering implies, or the launcher's claim is named."""
     evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
     rank, reasons = _silent_suspect(model, consequence_ranks)
     absent, why = _absent_rank(model, consequence_ranks) if rank is None else (None, [])
