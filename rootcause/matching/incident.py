@@ -707,12 +707,16 @@ def _odd_collective(model: LogModel) -> tuple[int, str, str] | None:
 
 
 def _launcher_claim(model: LogModel) -> LauncherFailure | None:
-    """The launcher's root-cause claim: torchrun's `Root Cause` record, else its earliest failure
-    that it did not stop itself."""
-    records = [r for r in model.launcher if r.source == "torchrun-report"]
-    for record in records:
-        if record.root and record.exitcode not in (None, 0):
-            return record
+    """The launcher's root-cause claim: torchrun's `Root Cause` record (of several nodes' reports,
+    the earliest), else its earliest failure that it did not stop itself."""
+    roots = [r for r in model.launcher if r.source == "torchrun-report" and r.root and r.exitcode not in (None, 0)]
+    if roots:
+        # one report per node (each agent names its own first failure): the job's is the earliest,
+        # whatever order the nodes' logs were put in
+        times = [time_key(r.time) for r in roots]
+        if len(roots) > 1 and all(t is not None for t in times):
+            return roots[min(range(len(roots)), key=lambda i: (times[i], i))]
+        return roots[0]
     for record in model.launcher:
         if record.exitcode not in (None, 0) and record.exitcode not in STOPPED_BY_LAUNCHER:
             return record

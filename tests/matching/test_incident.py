@@ -465,3 +465,25 @@ def test_an_error_that_only_sounds_like_a_peers_is_the_ranks_own(diagnose):
     assert "fetch_batch" in first["location"]
     assert any("outside the collectives: its own error" in e for e in first["evidence"])
     assert [u["text"] for u in report["unknown"]] == [first["text"]]
+
+
+def test_of_several_nodes_reports_the_earliest_root_cause_is_the_launchers_claim(diagnose, tmp_path):
+    """two_nodes_files_sigkill: each node's output in its own file, node-a's read first. node-a's
+    report names rank 0 (a peer error, 17:21:49) as its root cause; node-b's, later in the log,
+    names rank 3 (SIGKILL, 17:21:47). The agent's `failed (exitcode: -9) local_rank: 1` line has no
+    host, and both nodes have a local rank 1: the rank comes from the earliest report."""
+    log = RUNS / "two_nodes_files_sigkill.log"
+    report = diagnose(log)
+    roots = [(r["rank"], r["time"]) for r in report["launcher"] if r["root"]]
+    assert roots == [(0, "2026-12-07_17:21:49"), (3, "2026-12-07_17:21:47")]
+    first = report["first_failure"]
+    assert first["entry"] == meta(log)["label"] == "torchrun-worker-killed-sigkill"
+    assert first["rank"] == meta(log)["first_rank"] == 3
+    # the same two files given to the command line one after the other read as this log
+    text = log.read_text(encoding="utf-8")
+    cut = text.index("\n", text.index("  traceback : To enable traceback see")) + 1
+    cut = text.index("\n", text.index("=====", cut)) + 1
+    (tmp_path / "node-a.log").write_text(text[:cut], encoding="utf-8")
+    (tmp_path / "node-b.log").write_text(text[cut:], encoding="utf-8")
+    result = run_cli("diagnose", "--json", str(tmp_path / "node-a.log"), str(tmp_path / "node-b.log"))
+    assert json.loads(result.stdout)["first_failure"]["rank"] == 3

@@ -640,8 +640,17 @@
   }
 
   function launcherClaim(model) {
-    var records = model.launcher.filter(function (r) { return r.source === "torchrun-report"; });
-    for (var i = 0; i < records.length; i++) if (records[i].root && records[i].exitcode !== null && records[i].exitcode !== 0) return records[i];
+    // incident._launcher_claim: of several nodes' Root Cause records, the earliest
+    var roots = model.launcher.filter(function (r) { return r.source === "torchrun-report" && r.root && r.exitcode !== null && r.exitcode !== 0; });
+    if (roots.length) {
+      var times = roots.map(function (r) { return timeKey(r.time); });
+      if (roots.length > 1 && times.every(function (t) { return t !== null; })) {
+        var best = 0;
+        for (var k = 1; k < roots.length; k++) if (times[k] < times[best]) best = k;
+        return roots[best];
+      }
+      return roots[0];
+    }
     for (var j = 0; j < model.launcher.length; j++) {
       var r = model.launcher[j];
       if (r.exitcode !== null && r.exitcode !== 0 && !STOPPED_BY_LAUNCHER.has(r.exitcode)) return r;

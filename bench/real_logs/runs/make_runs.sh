@@ -290,11 +290,20 @@ run_two_nodes() {
         unshare --uts bash -c "hostname $2 && exec timeout 120 $TORCHRUN --nnodes 2 --node-rank $1 \
           --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port --tee 3$args"
       }
-      node 0 node-a & a=$!
-      sleep 1
-      node 1 node-b & b=$!
+      if [ "${SEPARATE:-0}" = 1 ]; then
+        # each node's output in its own file, the files then read one after the other (node-a's
+        # first), as `rootcause diagnose node-a.log node-b.log` reads them
+        node 0 node-a > "$WORKSPACE/data/$name.node-a.log" 2>&1 & a=$!
+        sleep 1
+        node 1 node-b > "$WORKSPACE/data/$name.node-b.log" 2>&1 & b=$!
+      else
+        node 0 node-a & a=$!
+        sleep 1
+        node 1 node-b & b=$!
+      fi
       wait $a; ra=$?
       wait $b; rb=$?
+      [ "${SEPARATE:-0}" = 1 ] && cat "$WORKSPACE/data/$name.node-a.log" "$WORKSPACE/data/$name.node-b.log"
       [ $ra = 0 ] && [ $rb = 0 ]   # the job fails if either node fails
     ) > "$HERE/$name.log" 2>&1
     rc=$?
@@ -318,6 +327,10 @@ run_two_nodes two_nodes_hang 29673 2 "--has 'Timed out waiting 5000ms' --lacks '
   -- scripts/hang_barrier_timeout.py --fail-rank 2 --timeout 5
 run_two_nodes two_nodes_segfault 29674 2 "--has 'Signal 11 (SIGSEGV)' --has 'rank      : 3 (local_rank: 1)'" \
   -- scripts/silent_death.py --fail-rank 3 --mode segv --timeout 5
+# the same, each node's output in its own file, node-a's file read first: the node whose report
+# comes first in the log is not the one whose failure came first
+SEPARATE=1 run_two_nodes two_nodes_files_sigkill 29681 2 "--has 'Signal 9 (SIGKILL)' --has 'rank      : 3 (local_rank: 1)'" \
+  -- scripts/rank_sigkill.py --fail-rank 3
 run_two_nodes two_nodes_sigkill 29675 2 "--has 'Signal 9 (SIGKILL)' --has 'rank      : 1 (local_rank: 1)'" \
   -- scripts/rank_sigkill.py --fail-rank 1
 
