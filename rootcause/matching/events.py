@@ -185,10 +185,14 @@ PRINTED_RULES: list[tuple[str, str]] = [
 _PRINTED = [(kind, re.compile(regex)) for kind, regex in PRINTED_RULES]
 
 #: TORCH_DISTRIBUTED_DEBUG=DETAIL's mismatch report names two ranks and their collectives; the
-#: rank whose collective differs from everyone else's is the one that went astray
+#: rank whose collective differs from everyone else's is the one that went astray. A collective is
+#: its operation, and the first tensor's shape and dtype where the fingerprint has them
+#: (`OpType=ALLREDUCE, TensorShape=[4], TensorDtypes=Float`): the same all_reduce of a tensor of
+#: another shape or dtype is a mismatch too
+_COLLECTIVE = r"OpType=([A-Za-z_]{1,40}(?:, TensorShape=\[[0-9, ]{0,200}\])?(?:, TensorDtypes=[A-Za-z0-9_]{1,40})?)"
 FINGERPRINT = (r"Rank ([0-9]{1,6}) is running collective: CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, "
-               r"OpType=([A-Za-z_]{1,40}).{0,3000}?but Rank ([0-9]{1,6}) is running collective: "
-               r"CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, OpType=([A-Za-z_]{1,40})")
+               + _COLLECTIVE + r".{0,3000}?but Rank ([0-9]{1,6}) is running collective: "
+               r"CollectiveFingerPrint\(SequenceNumber=[0-9]{1,20}, " + _COLLECTIVE)
 _FINGERPRINT = re.compile(FINGERPRINT)
 
 

@@ -19,7 +19,11 @@ and the collective state the NCCL watchdog and desync report print.
   evidence, used when the processes' own lines cannot settle it (its time is often only when
   the agent noticed) and to name the rank when the cause printed no prefix;
 - with no cause in the log (only consequences), the lagging ranks of a desync report, the ranks
-  missing from the watchdog timeouts, or the launcher's claim name the rank to look at.
+  missing from the watchdog timeouts, a rank that the job's numbering implies and the log never
+  shows (one that exited 0, when its node's torchrun report leaves it out), the one rank that
+  waited in another function than all the others (or whose peer-sounding error is raised
+  outside the collectives they wait in: its own error), or the launcher's claim name the rank
+  to look at.
 """
 
 from __future__ import annotations
@@ -47,6 +51,9 @@ RAISED_WITHOUT_MESSAGE: str = SHARED["raised_without_message"]
 CONSEQUENCE_HINTS = re.compile(SHARED["consequence_hints"])
 #: the frames of a C++ backtrace that build the error rather than raise it
 CPP_ERROR_FRAMES = re.compile(SHARED["cpp_error_frames"])
+#: a consequence that says the process was waiting on its peers (in a collective, on the store): it
+#: timed out, or a peer's connection closed under it
+WAITING_HINTS = re.compile(SHARED["waiting_hints"])
 #: exit statuses that mean the launcher stopped the process because another failed
 STOPPED_BY_LAUNCHER = frozenset(SHARED["stopped_by_launcher"])
 #: signals a launcher (or a user) sends to stop a process: how it died, not why the job failed
@@ -700,12 +707,16 @@ def _odd_collective(model: LogModel) -> tuple[int, str, str] | None:
 
 
 def _launcher_claim(model: LogModel) -> LauncherFailure | None:
-    """The launcher's root-cause claim: torchrun's `Root Cause` record, else its earliest failure
-    that it did not stop itself."""
-    records = [r for r in model.launcher if r.source == "torchrun-report"]
-    for record in records:
-        if record.root and record.exitcode not in (None, 0):
-            return record
+    """The launcher's root-cause claim: torchrun's `Root Cause` record (of several nodes' reports,
+    the earliest), else its earliest failure that it did not stop itself."""
+    roots = [r for r in model.launcher if r.source == "torchrun-report" and r.root and r.exitcode not in (None, 0)]
+    if roots:
+        # one report per node (each agent names its own first failure): the job's is the earliest,
+        # whatever order the nodes' logs were put in
+        times = [time_key(r.time) for r in roots]
+        if len(roots) > 1 and all(t is not None for t in times):
+            return roots[min(range(len(roots)), key=lambda i: (times[i], i))]
+        return roots[0]
     for record in model.launcher:
         if record.exitcode not in (None, 0) and record.exitcode not in STOPPED_BY_LAUNCHER:
             return record
@@ -735,11 +746,7 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
             ahead = max(model.completed.values())
             return behind[0], [f"rank {behind[0]}'s last completed NCCL work is {low}, the other ranks' up to {ahead}: "
                                "it fell behind the others"]
-    waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
-    waiting |= consequence_ranks
-    waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
-    known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
-    waiting.discard(None)
+    waiting, known = _ranks_waiting(model, consequence_ranks)
     silent = sorted(r for r in known if r not in waiting)
     if not waiting or not silent or len(silent) == len(known):
         return None, []
@@ -750,12 +757,125 @@ def _silent_suspect(model: LogModel, consequence_ranks: set) -> tuple[int | None
                          f"{suspects[0]} shows none: the others were waiting for it"]
 
 
+def _ranks_waiting(model: LogModel, consequence_ranks: set) -> tuple[set[int], set[int]]:
+    """(the ranks that show a consequence: a watchdog timeout, a peer error, a consequence entry's
+    line; every rank the log shows, in a line or a launcher's record)."""
+    waiting = {model.streams[s].rank for s in model.watchdog if s in model.streams}
+    waiting |= consequence_ranks
+    waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
+    known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
+    waiting.discard(None)
+    return waiting, known
+
+
+def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, list[str]]:
+    """Every rank the log shows waits on another, and the job's numbering says exactly one rank
+    exists that the log never shows (it left early, exiting 0 or without a line the reader keeps):
+    that is the rank to look at. A weaker claim than a silent rank the log shows: the consequence
+    stays the verdict (an excerpt may leave a rank out), the rank is only named."""
+    waiting, known = _ranks_waiting(model, consequence_ranks)
+    if not waiting or any(r not in waiting for r in known):
+        return None, []
+    missing = _missing_rank(known, _world_size(model))
+    if missing is None:
+        return None, []
+    return missing, [f"ranks {', '.join(map(str, sorted(known)))} show only consequences (peer errors, timeouts), "
+                     f"and rank {missing}, which the job's numbering says exists, appears nowhere in the log: it "
+                     "left early (exited 0, or without an error) while the others waited for it"]
+
+
+def _odd_wait(model: LogModel, consequence_entries: Set[str]) -> tuple[int | None, list[str], Failure | None]:
+    """Every rank shown failed waiting on its peers (a timeout, a peer's closed connection), each
+    in the function its traceback stops in (torch's `all_reduce`, `barrier`, `broadcast`: the
+    collective it waited in); when one rank waited in another than all the others (at least two)
+    agree on, it went elsewhere: a collective the others did not call, or a loop it left before
+    them. The rank is named; the consequences stay the verdict. (rank, why, its own error): when
+    that rank's error is raised in another file than the one all the others wait in (a socket
+    read of its own, not the collectives' library) and no entry explains it, the error only sounds
+    like a peer's: it is the rank's own, the first failure."""
+    where: dict[int, Failure] = {}
+    for failure in model.failures:
+        if failure.rank is None or failure.rank in where or not failure.location \
+                or not (failure.consequence or failure.explained_by in consequence_entries) \
+                or not WAITING_HINTS.search(failure.text):
+            continue
+        where[failure.rank] = failure
+    if len(where) < 3:
+        return None, [], None
+    groups: dict[str, list[int]] = {}
+    for rank, failure in sorted(where.items()):
+        groups.setdefault(failure.location.rsplit(", in ", 1)[-1], []).append(rank)
+    if len(groups) != 2:
+        return None, [], None
+    (odd, ranks), (usual, others) = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
+    if len(ranks) != 1 or len(others) < 2:
+        return None, [], None
+    rank = ranks[0]
+    files = {where[r].frame[1] if where[r].frame else "" for r in others}
+    mine = where[rank]
+    if len(files) == 1 and "" not in files and mine.frame and mine.frame[1] not in files and not mine.explained_by:
+        return rank, [f"ranks {', '.join(map(str, others))} failed waiting on their peers in {usual} ({next(iter(files))}); "
+                      f"rank {rank}'s error is raised in {odd} ({mine.frame[1]}), outside the collectives: its own "
+                      "error, whose words only sound like a peer's"], mine
+    return rank, [f"every rank failed waiting on its peers: rank {rank} in {odd}, ranks "
+                  f"{', '.join(map(str, others))} in {usual}: rank {rank} went elsewhere (a collective the others did "
+                  "not call, or a loop it left before them)"], None
+
+
+def _left_early(model: LogModel, rank: int) -> bool:
+    """torchrun's report of the node that ran `rank` is in the log and does not list it: the report
+    lists every process of its node that failed (those the agent stopped too, exitcode -15), so a
+    process it leaves out had exited with status 0 before the failure. Nodes start as many
+    processes each: the highest local rank + 1 per node, a node's ranks from rank - local rank."""
+    reports = [r for r in model.launcher if r.source == "torchrun-report" and r.rank is not None
+               and r.local_rank is not None]
+    if not reports or any(r.rank == rank for r in reports):
+        return False
+    per_node = max(r.local_rank for r in reports) + 1
+    return any(r.rank - r.local_rank == rank - rank % per_node for r in reports)
+
+
+def _missing_rank(known: Set[int], size: int) -> int | None:
+    """The one rank that a job's numbering (0 to world size - 1) says exists and the log does not
+    show, when exactly one is absent; None otherwise. The world is at least as large as the
+    highest rank shown, and as `size`."""
+    ranks = sorted(r for r in known if r >= 0)
+    if not ranks:
+        return None
+    world = max(ranks[-1] + 1, size)
+    if world - len(ranks) != 1:
+        return None
+    return next(r for r, seen in enumerate(ranks + [world]) if r != seen)
+
+
+def _world_size(model: LogModel) -> int:
+    """The fewest processes the launcher's reports imply: torchrun starts as many processes on
+    every node, so the hosts its reports name, times the highest local rank + 1 (two nodes whose
+    reports show local rank 1 ran at least 4). 0 when the reports name no host and local rank."""
+    hosts: set[str] = set()
+    per_node = 0
+    for record in model.launcher:
+        if record.source == "torchrun-report" and record.host and record.local_rank is not None and record.rank is not None:
+            hosts.add(record.host)
+            per_node = max(per_node, record.local_rank + 1)
+    return len(hosts) * per_node
+
+
 def _consequence_only_first(model: LogModel, consequences: list, consequence_ranks: set) -> tuple[str, dict, list]:
     """No cause in the log: name the process the consequences point at, and say why. When the
-    evidence singles out a rank, its silence is the failure (status unknown: no entry explains a
-    process that exited or hung without a message); otherwise only consequences are known."""
+    evidence singles out a rank (a silent rank the log shows, a rank its node's torchrun report
+    leaves out), its silence is the failure (status unknown: no entry explains a process that
+    exited or hung without a message); a rank whose peer-sounding error is its own is the failure
+    with that error; otherwise only consequences are known, and the rank that waited elsewhere,
+    the rank the numbering implies, or the launcher's claim is named."""
     evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"]
     rank, reasons = _silent_suspect(model, consequence_ranks)
+    absent, why = _absent_rank(model, consequence_ranks) if rank is None else (None, [])
+    left = absent is not None and _left_early(model, absent)
+    if left:
+        rank, reasons = absent, why + [f"torchrun's report of the node that ran rank {absent} lists every process of "
+                                       "that node that failed, and not this one: it exited with status 0 before the "
+                                       "others failed"]
     evidence += reasons
     claim = _launcher_claim(model)
     record = next((r for r in model.launcher if r.rank == rank and r.exitcode not in (None, 0)), None) \
@@ -766,6 +886,8 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
                             f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
         if record is not None and record.exitcode not in STOPPED_BY_LAUNCHER:
             text = _exit_text(record) + ", without an error message"
+        elif left:
+            text = f"rank {rank} exited with status 0 while the others were still running, without an error message"
         else:
             text = f"rank {rank} printed no error while the others waited for it (it hung, or died without a message)"
         anchor_line = record.line if record else min(f.line for f in model.failures if f.consequence) \
@@ -776,7 +898,18 @@ def _consequence_only_first(model: LogModel, consequences: list, consequence_ran
         first = {"line": failure.line + 1, "stream": "", "rank": rank, "host": failure.host, "time": failure.time,
                  "entry": None, "text": text, "evidence": evidence}
         return "unknown", first, [failure]
-    if claim is not None and claim.rank is not None:
+    odd, odd_why, own = _odd_wait(model, {f.entry for f in consequences})
+    if own is not None:
+        first = _unknown_event(own)
+        agree = [] if claim is None or claim.rank is None else ["the launcher's report agrees"] if claim.rank == own.rank \
+            else [f"the launcher's report names rank {claim.rank} instead, but it only saw exits"]
+        first.update(line=own.line + 1, evidence=odd_why + agree)
+        return "unknown", first, [own]
+    rank, why = (odd, odd_why) if odd is not None else (absent, why)
+    evidence += why
+    if rank is not None and claim is not None and claim.rank is not None and claim.rank != rank:
+        evidence.append(f"the launcher's report names rank {claim.rank} instead, but it only saw exits")
+    elif claim is not None and claim.rank is not None:
         rank = claim.rank
         evidence.append(f"the launcher's report names rank {claim.rank} as the root cause")
     if not consequences:   # only errors that wait on another process, and no entry for them

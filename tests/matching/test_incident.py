@@ -357,3 +357,133 @@ def test_a_preprocessing_bar_far_from_the_end_is_not_where_the_log_stops(diagnos
     log.write_text(bar + "\n" + "".join(f"{{'loss': 1.{n}, 'epoch': 0.{n}}}\n" for n in range(20)), encoding="utf-8")
     report = diagnose(log)
     assert report["status"] == "none" and report["stopped"] is None
+
+
+@pytest.mark.parametrize("name", ["silent_exit_zero_four", "two_nodes_exit_zero"])
+def test_a_rank_that_exited_0_early_is_the_one_torchruns_report_leaves_out(diagnose, name):
+    """The failing rank leaves with os._exit(0): no error line, and no record in torchrun's report,
+    which lists every process of its node that failed (those it stopped too). The others fail with
+    gloo's peer errors. On one node of 4 (rank 2) the highest rank shown, 3, says rank 2 exists; on
+    two nodes of 2 (rank 3, local rank 1 of node-b) the reports' hosts and local ranks say 4 ran,
+    and node-b's report, `<NO_OTHER_FAILURES>` besides rank 2, leaves its local rank 1 out."""
+    log = RUNS / f"{name}.log"
+    rank = meta(log)["first_rank"]
+    text = log.read_text(encoding="utf-8")
+    assert f"rank      : {rank} (local_rank:" not in text and f"[rank{rank}]:" not in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "unknown" and first["entry"] is None
+    assert first["rank"] == rank
+    assert first["text"] == f"rank {rank} exited with status 0 while the others were still running, without an error message"
+    assert any("appears nowhere in the log" in e for e in first["evidence"])
+    assert any("lists every process of that node that failed, and not this one" in e for e in first["evidence"])
+    claims = [r["rank"] for r in report["launcher"] if r["root"]]
+    assert rank not in claims
+
+
+def test_without_torchruns_report_the_missing_rank_is_named_but_the_consequence_stays_the_verdict(diagnose, tmp_path):
+    """silent_exit_zero_four cut before torchrun's summary, as a thread's excerpt often is: ranks 0,
+    1 and 3 fail with peer errors and rank 2 shows no error line. The numbering still says rank 2
+    exists, but without the report nothing says it exited rather than that the excerpt left it out:
+    the rank is named, the verdict stays what the log shows (the peer errors' entry)."""
+    text = (RUNS / "silent_exit_zero_four.log").read_text(encoding="utf-8")
+    excerpt = tmp_path / "excerpt.log"
+    excerpt.write_text(text.split("\nTraceback (most recent call last):\n")[0] + "\n", encoding="utf-8")
+    assert "Root Cause" not in excerpt.read_text(encoding="utf-8")
+    report = diagnose(excerpt)
+    first = report["first_failure"]
+    assert report["status"] == "consequences"
+    assert first["entry"] == "gloo-connection-closed-by-peer"
+    assert first["rank"] == 2
+    assert any("rank 2, which the job's numbering says exists" in e for e in first["evidence"])
+
+
+@pytest.mark.parametrize("name, host", [("two_nodes_silent_exit", "node-b"), ("two_nodes_sigkill", "node-a")])
+def test_on_two_nodes_each_agents_own_root_cause_is_weighed_by_its_rank(diagnose, name, host):
+    """Two torchrun agents (--nnodes 2, 2 processes each) in one merged log: `[default0]:` and
+    `[default1]:` name local ranks both nodes have, and each agent prints its own report with its
+    own `Root Cause`. The failing rank prints nothing (os._exit(1) on node-b; SIGKILL on node-a);
+    the other node's report names one of its own ranks, failed with a peer error, as root cause."""
+    log = RUNS / f"{name}.log"
+    rank = meta(log)["first_rank"]
+    report = diagnose(log)
+    roots = [(r["rank"], r["host"]) for r in report["launcher"] if r["root"]]
+    assert len(roots) == 2 and len({h for _r, h in roots}) == 2 and (rank, host) in roots
+    first = report["first_failure"]
+    assert first["rank"] == rank and first["host"] == host
+    assert first["entry"] == meta(log)["label"] or meta(log)["label"] == "none"
+
+
+def test_the_odd_collective_is_told_by_its_shape_when_the_op_is_the_same(diagnose):
+    """mismatch_shape_detail_four: every rank all_reduces at step 2, rank 2 a tensor of 4 entries
+    where the others' have 3. Each rank's DETAIL report names two fingerprints, all
+    `OpType=ALLREDUCE`; rank 3's report is printed first and torchrun names rank 0."""
+    log = RUNS / "mismatch_shape_detail_four.log"
+    text = log.read_text(encoding="utf-8")
+    assert "OpType=ALLGATHER" not in text and "OpType=BROADCAST" not in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert first["entry"] == "distributed-mismatched-collectives"
+    assert first["rank"] == meta(log)["first_rank"] == 2
+    assert any("(ALLREDUCE, TensorShape=[4], TensorDtypes=Float) differs from the one every other rank ran "
+               "(ALLREDUCE, TensorShape=[3], TensorDtypes=Float)" in e for e in first["evidence"])
+    assert [r["rank"] for r in report["launcher"] if r["root"]] == [0]
+
+
+def test_the_rank_that_waited_in_another_collective_is_named(diagnose):
+    """uneven_shard_barrier_four: rank 1's shard ends two batches early; it prints 'epoch finished'
+    and waits in dist.barrier() while ranks 0, 2 and 3 wait in the next all_reduce. Every rank
+    fails waiting (three gloo timeouts ending `in all_reduce`, rank 1's peer error ending `in
+    barrier`) and torchrun names a rank that only timed out. No entry explains a short shard: the
+    rank is named, the consequences stay the verdict."""
+    log = RUNS / "uneven_shard_barrier_four.log"
+    text = log.read_text(encoding="utf-8")
+    assert "[rank1]:   File \"/opt/venv/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py\", " \
+           "line 5356, in barrier" in text
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "consequences"
+    assert first["rank"] == meta(log)["first_rank"] == 1
+    assert any("rank 1 in barrier, ranks 0, 2, 3 in all_reduce" in e for e in first["evidence"])
+    claims = [r["rank"] for r in report["launcher"] if r["root"]]
+    assert claims and claims[0] != 1
+    assert any(f"names rank {claims[0]} instead" in e for e in first["evidence"])
+
+
+def test_an_error_that_only_sounds_like_a_peers_is_the_ranks_own(diagnose):
+    """data_server_reset: rank 1's data server resets the connection, and its read raises
+    `ConnectionResetError: [Errno 104] Connection reset by peer` in its own fetch_batch; ranks 0
+    and 2 fail in torch's all_reduce with gloo's `Connection closed by peer`. The words are a
+    peer's, but the traceback stops outside the collectives every other rank waits in: it is rank
+    1's own error, the first failure."""
+    log = RUNS / "data_server_reset.log"
+    report = diagnose(log)
+    first = report["first_failure"]
+    assert report["status"] == "unknown" and first["entry"] is None
+    assert first["rank"] == meta(log)["first_rank"] == 1
+    assert first["text"] == "ConnectionResetError: [Errno 104] Connection reset by peer"
+    assert "fetch_batch" in first["location"]
+    assert any("outside the collectives: its own error" in e for e in first["evidence"])
+    assert [u["text"] for u in report["unknown"]] == [first["text"]]
+
+
+def test_of_several_nodes_reports_the_earliest_root_cause_is_the_launchers_claim(diagnose, tmp_path):
+    """two_nodes_files_sigkill: each node's output in its own file, node-a's read first. node-a's
+    report names rank 0 (a peer error, 17:21:49) as its root cause; node-b's, later in the log,
+    names rank 3 (SIGKILL, 17:21:47). The agent's `failed (exitcode: -9) local_rank: 1` line has no
+    host, and both nodes have a local rank 1: the rank comes from the earliest report."""
+    log = RUNS / "two_nodes_files_sigkill.log"
+    report = diagnose(log)
+    roots = [(r["rank"], r["time"]) for r in report["launcher"] if r["root"]]
+    assert roots == [(0, "2026-12-07_17:21:49"), (3, "2026-12-07_17:21:47")]
+    first = report["first_failure"]
+    assert first["entry"] == meta(log)["label"] == "torchrun-worker-killed-sigkill"
+    assert first["rank"] == meta(log)["first_rank"] == 3
+    # the same two files given to the command line one after the other read as this log
+    text = log.read_text(encoding="utf-8")
+    cut = text.index("\n", text.index("  traceback : To enable traceback see")) + 1
+    cut = text.index("\n", text.index("=====", cut)) + 1
+    (tmp_path / "node-a.log").write_text(text[:cut], encoding="utf-8")
+    (tmp_path / "node-b.log").write_text(text[cut:], encoding="utf-8")
+    result = run_cli("diagnose", "--json", str(tmp_path / "node-a.log"), str(tmp_path / "node-b.log"))
+    assert json.loads(result.stdout)["first_failure"]["rank"] == 3

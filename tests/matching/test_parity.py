@@ -259,6 +259,15 @@ LOGS: dict[str, str] = {
 # formerly divergent: kept as ordinary cases so they stay fixed
 LOGS["line-over-4mib"] = "[rank0]: " + OOM + " " + "x" * (5 << 20) + "\n"
 LOGS["rank-beyond-2-53"] = join("123456789012345678901: " + OOM)
+# real torchrun runs (bench/real_logs/runs/, dev half) where only the launcher's report and the job's
+# numbering name the failing rank: a rank that exited 0, on one node and on one of two nodes whose
+# agents share local ranks; and the same log cut before torchrun's report, as an excerpt would be
+_RUNS = Path(__file__).resolve().parents[2] / "bench" / "real_logs" / "runs"
+for _name in ("silent_exit_zero_four", "two_nodes_exit_zero", "two_nodes_silent_exit", "two_nodes_sigkill",
+              "mismatch_shape_detail_four", "uneven_shard_barrier_four", "data_server_reset",
+              "two_nodes_files_sigkill"):
+    LOGS[f"run-{_name}"] = (_RUNS / f"{_name}.log").read_text(encoding="utf-8")
+LOGS["run-silent_exit_zero_four-cut"] = LOGS["run-silent_exit_zero_four"].split("\nTraceback (most recent call last):\n")[0]
 
 
 def fixture_examples(project: Path) -> dict[str, str]:
@@ -327,6 +336,14 @@ def test_cases_exercise_what_they_claim(both):
         results = both[f"{name}@top5"][0]["results"]
         return results[0]["entry"] if results else None
 
+    # the real runs: the rank named by torchrun's report leaving it out, by the two nodes' layout,
+    # by the numbering alone in the excerpt without the report
+    for name, rank in [("run-silent_exit_zero_four", 2), ("run-two_nodes_exit_zero", 3),
+                       ("run-two_nodes_silent_exit", 2), ("run-two_nodes_sigkill", 1),
+                       ("run-silent_exit_zero_four-cut", 2), ("run-mismatch_shape_detail_four", 2),
+                       ("run-uneven_shard_barrier_four", 1), ("run-data_server_reset", 1),
+                       ("run-two_nodes_files_sigkill", 3)]:
+        assert both[f"{name}@top5"][0]["first_failure"]["rank"] == rank, name
     cascade_report = both["torchrun-cascade@top5"][0]
     assert top_entry("torchrun-cascade") == "cuda-out-of-memory"
     assert cascade_report["first_failure"]["rank"] == 2

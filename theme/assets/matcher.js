@@ -271,7 +271,7 @@
   // `declare` when a Matcher is made (a site's matcher and its signatures come from one build).
   var shared = null, TIME_RULES = [], DAYS_BEFORE = [], MAX_FAILURES, MAX_LAUNCHER_RECORDS, MAX_STREAMS, MESSAGE_LINES,
     MAX_TEXT, TIME_BEFORE_TRACEBACK, INCOMPLETE_TRACEBACK, CONSEQUENCE_HINTS, STOPPED_BY_LAUNCHER, STOP_SIGNALS,
-    CONFIDENCE_WORDS, CONSEQUENCE_WORDS, CPP_ERROR_FRAMES;
+    CONFIDENCE_WORDS, CONSEQUENCE_WORDS, CPP_ERROR_FRAMES, WAITING_HINTS;
   function declare(data) {
     shared = data.shared;
     var limits = shared.limits;
@@ -283,6 +283,7 @@
     TIME_BEFORE_TRACEBACK = limits.time_before_traceback;
     INCOMPLETE_TRACEBACK = shared.incomplete_traceback;
     CONSEQUENCE_HINTS = new RegExp(shared.consequence_hints);
+    WAITING_HINTS = new RegExp(shared.waiting_hints);
     STOPPED_BY_LAUNCHER = new Set(shared.stopped_by_launcher);
     STOP_SIGNALS = new Set(shared.stop_signals);
     CONFIDENCE_WORDS = shared.confidence_words;
@@ -639,8 +640,17 @@
   }
 
   function launcherClaim(model) {
-    var records = model.launcher.filter(function (r) { return r.source === "torchrun-report"; });
-    for (var i = 0; i < records.length; i++) if (records[i].root && records[i].exitcode !== null && records[i].exitcode !== 0) return records[i];
+    // incident._launcher_claim: of several nodes' Root Cause records, the earliest
+    var roots = model.launcher.filter(function (r) { return r.source === "torchrun-report" && r.root && r.exitcode !== null && r.exitcode !== 0; });
+    if (roots.length) {
+      var times = roots.map(function (r) { return timeKey(r.time); });
+      if (roots.length > 1 && times.every(function (t) { return t !== null; })) {
+        var best = 0;
+        for (var k = 1; k < roots.length; k++) if (times[k] < times[best]) best = k;
+        return roots[best];
+      }
+      return roots[0];
+    }
     for (var j = 0; j < model.launcher.length; j++) {
       var r = model.launcher[j];
       if (r.exitcode !== null && r.exitcode !== 0 && !STOPPED_BY_LAUNCHER.has(r.exitcode)) return r;
@@ -746,13 +756,7 @@
                             high + ": it fell behind the others"]];
       }
     }
-    var waiting = new Set();
-    model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
-    consequenceRanks.forEach(function (r) { waiting.add(r); });
-    model.failures.forEach(function (f) { if (f.consequence && f.kind !== "signal" && f.rank !== null) waiting.add(f.rank); });
-    var known = new Set(model.ranksSeen);
-    model.launcher.forEach(function (r) { if (r.rank !== null) known.add(r.rank); });
-    waiting.delete(null);
+    var found = ranksWaiting(model, consequenceRanks), waiting = found[0], known = found[1];
     var silent = Array.from(known).filter(function (r) { return !waiting.has(r); }).sort(function (a, b) { return a - b; });
     if (!waiting.size || !silent.length || silent.length === known.size) return [null, []];
     var stopped = new Set();
@@ -764,10 +768,106 @@
                           " shows none: the others were waiting for it"]];
   }
 
+  // incident._ranks_waiting: [the ranks that show a consequence, every rank the log shows]
+  function ranksWaiting(model, consequenceRanks) {
+    var waiting = new Set();
+    model.watchdog.forEach(function (_v, s) { if (model.streams.has(s)) waiting.add(model.streams.get(s).rank); });
+    consequenceRanks.forEach(function (r) { waiting.add(r); });
+    model.failures.forEach(function (f) { if (f.consequence && f.kind !== "signal" && f.rank !== null) waiting.add(f.rank); });
+    var known = new Set(model.ranksSeen);
+    model.launcher.forEach(function (r) { if (r.rank !== null) known.add(r.rank); });
+    waiting.delete(null);
+    return [waiting, known];
+  }
+
+  // incident._absent_rank: every rank shown waits, and exactly one rank the job's numbering implies is never shown
+  function absentRank(model, consequenceRanks) {
+    var found = ranksWaiting(model, consequenceRanks), waiting = found[0], known = found[1];
+    if (!waiting.size || Array.from(known).some(function (r) { return !waiting.has(r); })) return [null, []];
+    var missing = missingRank(known, worldSize(model));
+    if (missing === null) return [null, []];
+    return [missing, ["ranks " + Array.from(known).sort(function (a, b) { return a - b; }).join(", ") +
+                      " show only consequences (peer errors, timeouts), and rank " + missing + ", which the job's numbering " +
+                      "says exists, appears nowhere in the log: it left early (exited 0, or without an error) while the " +
+                      "others waited for it"]];
+  }
+
+  // incident._odd_wait: every rank failed waiting on its peers; the one that waited in another function than all the
+  // others; [rank, why, its own error when raised in another file than the one all the others wait in]
+  function oddWait(model, consequenceEntries) {
+    var where = new Map();
+    model.failures.forEach(function (f) {
+      if (f.rank === null || where.has(f.rank) || !f.location || !(f.consequence || consequenceEntries.has(f.explainedBy)) ||
+          !WAITING_HINTS.test(f.text)) return;
+      where.set(f.rank, f);
+    });
+    if (where.size < 3) return [null, [], null];
+    var groups = new Map();
+    Array.from(where.keys()).sort(function (a, b) { return a - b; }).forEach(function (rank) {
+      var loc = where.get(rank).location, at = loc.lastIndexOf(", in ");
+      var fn = at < 0 ? loc : loc.slice(at + 5);
+      if (!groups.has(fn)) groups.set(fn, []);
+      groups.get(fn).push(rank);
+    });
+    if (groups.size !== 2) return [null, [], null];
+    var kv = Array.from(groups.entries()).sort(function (x, y) {
+      return x[1].length - y[1].length || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0);
+    });
+    var ranks = kv[0][1], others = kv[1][1];
+    if (ranks.length !== 1 || others.length < 2) return [null, [], null];
+    var rank = ranks[0], mine = where.get(rank), files = new Set();
+    others.forEach(function (r) { var f = where.get(r); files.add(f.frame ? f.frame[1] : ""); });
+    if (files.size === 1 && !files.has("") && mine.frame && !files.has(mine.frame[1]) && !mine.explainedBy) {
+      return [rank, ["ranks " + others.join(", ") + " failed waiting on their peers in " + kv[1][0] + " (" +
+                     Array.from(files)[0] + "); rank " + rank + "'s error is raised in " + kv[0][0] + " (" + mine.frame[1] +
+                     "), outside the collectives: its own error, whose words only sound like a peer's"], mine];
+    }
+    return [rank, ["every rank failed waiting on its peers: rank " + rank + " in " + kv[0][0] + ", ranks " + others.join(", ") +
+                   " in " + kv[1][0] + ": rank " + rank + " went elsewhere (a collective the others did not call, or " +
+                   "a loop it left before them)"], null];
+  }
+
+  // incident._left_early: torchrun's report of the rank's node is in the log and does not list it (it exited 0 first)
+  function leftEarly(model, rank) {
+    var reports = model.launcher.filter(function (r) { return r.source === "torchrun-report" && r.rank !== null && r.local_rank !== null; });
+    if (!reports.length || reports.some(function (r) { return r.rank === rank; })) return false;
+    var perNode = Math.max.apply(null, reports.map(function (r) { return r.local_rank; })) + 1;
+    return reports.some(function (r) { return r.rank - r.local_rank === rank - rank % perNode; });
+  }
+
+  // incident._missing_rank: the one rank a job's numbering (0 .. world size - 1) says exists and the log does not show
+  function missingRank(known, size) {
+    var ranks = Array.from(known).filter(function (r) { return r >= 0; }).sort(function (a, b) { return a - b; });
+    if (!ranks.length) return null;
+    var world = Math.max(ranks[ranks.length - 1] + 1, size);
+    if (world - ranks.length !== 1) return null;
+    for (var r = 0; r < ranks.length; r++) if (ranks[r] !== r) return r;
+    return ranks.length;
+  }
+
+  // incident._world_size: the hosts torchrun's reports name, times the highest local rank + 1
+  function worldSize(model) {
+    var hosts = new Set(), perNode = 0;
+    model.launcher.forEach(function (r) {
+      if (r.source === "torchrun-report" && r.host && r.local_rank !== null && r.rank !== null) {
+        hosts.add(r.host);
+        perNode = Math.max(perNode, r.local_rank + 1);
+      }
+    });
+    return hosts.size * perNode;
+  }
+
   function consequenceOnlyFirst(model, consequences, consequenceRanks) {
     var evidence = ["the log shows only consequences of a failure; the failing process's own error is not in it"];
-    var found = silentSuspect(model, consequenceRanks), rank = found[0];
-    evidence = evidence.concat(found[1]);
+    var found = silentSuspect(model, consequenceRanks), rank = found[0], reasons = found[1];
+    var absent = rank === null ? absentRank(model, consequenceRanks) : [null, []];
+    var left = absent[0] !== null && leftEarly(model, absent[0]);
+    if (left) {
+      rank = absent[0];
+      reasons = absent[1].concat(["torchrun's report of the node that ran rank " + rank + " lists every process of that node " +
+                                  "that failed, and not this one: it exited with status 0 before the others failed"]);
+    }
+    evidence = evidence.concat(reasons);
     var claim = launcherClaim(model);
     var record = null;
     if (rank !== null) {
@@ -779,6 +879,7 @@
         evidence.push(claim.rank === rank ? "the launcher's report agrees" : "the launcher's report names rank " + claim.rank + " instead, but it only saw exits");
       }
       var text = record && !STOPPED_BY_LAUNCHER.has(record.exitcode) ? exitText(record) + ", without an error message"
+        : left ? "rank " + rank + " exited with status 0 while the others were still running, without an error message"
         : "rank " + rank + " printed no error while the others waited for it (it hung, or died without a message)";
       var anchorLine = record ? record.line : !consequences.length
         ? Math.min.apply(null, model.failures.filter(function (f) { return f.consequence; }).map(function (f) { return f.line; }))
@@ -788,7 +889,21 @@
       return ["unknown", { line: failure.line + 1, stream: "", rank: rank, host: failure.host, time: failure.time, entry: null,
                            text: text, evidence: evidence }, [failure]];
     }
-    if (claim && claim.rank !== null) {
+    var odd = oddWait(model, new Set(consequences.map(function (f) { return f.entry; })));
+    if (odd[2] !== null) {
+      var own = odd[2], mineFirst = unknownEvent(own);
+      var agree = !claim || claim.rank === null ? [] : claim.rank === own.rank ? ["the launcher's report agrees"]
+        : ["the launcher's report names rank " + claim.rank + " instead, but it only saw exits"];
+      mineFirst.line = own.line + 1;
+      mineFirst.evidence = odd[1].concat(agree);
+      return ["unknown", mineFirst, [own]];
+    }
+    if (odd[0] !== null) absent = odd;
+    rank = absent[0];
+    evidence = evidence.concat(absent[1]);
+    if (rank !== null && claim && claim.rank !== null && claim.rank !== rank) {
+      evidence.push("the launcher's report names rank " + claim.rank + " instead, but it only saw exits");
+    } else if (claim && claim.rank !== null) {
       rank = claim.rank;
       evidence.push("the launcher's report names rank " + claim.rank + " as the root cause");
     }

@@ -164,6 +164,10 @@ run segfault_ctypes 3 29648 2 "--root-rank 1 --has 'Signal 11 (SIGSEGV)'" \
   -- scripts/silent_death.py --fail-rank 1 --mode segv --timeout 5
 run segfault_faulthandler 4 29649 2 "--root-rank 2 --has 'Fatal Python error: Segmentation fault' --has 'Signal 11 (SIGSEGV)'" \
   PYTHONFAULTHANDLER=1 -- scripts/silent_death.py --fail-rank 2 --mode segv --fail-step 3 --timeout 5
+# (2026-12-07, later) a rank in the middle of four leaves with status 0: it appears in no
+# error line and in no line of torchrun's report, only in its own progress lines
+run silent_exit_zero_four 4 29676 2 "--root-rank-not 2 --lacks 'rank      : 2 (local_rank: 2)' --lacks '[rank2]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 2 --mode exit0 --timeout 5
 run sigstop_timeout 3 29650 2 "--root-rank-not 2 --has 'Timed out waiting 5000ms' --has 'Unable to shutdown process' --has 'exitcode  : -9'" \
   -- scripts/silent_death.py --fail-rank 2 --mode stop --timeout 5
 run uneven_shard_barrier 3 29651 2 "--root-rank-not 2 --has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
@@ -182,6 +186,22 @@ run mismatch_shape_detail_record 3 29655 3 "--has 'TensorShape=[4]' --has 'error
 run mismatch_dtype_detail_error_file 4 29656 3 "--has 'TensorDtypes=Double' --has 'Tensor Tensor dtypes: Doublevs Float' --lacks 'no error file defined for parent'" \
   TORCH_DISTRIBUTED_DEBUG=DETAIL TORCHELASTIC_ERROR_FILE=/workspace/data/torchrun-error.json \
   -- scripts/metrics_mismatch.py --fail-rank 3 --kind dtype --record --timeout 5
+# (2026-12-07, later) the same op on every rank, a tensor of another shape on one: every rank's
+# DETAIL report names its own and one other rank's fingerprint; only the shape differs
+run mismatch_shape_detail_four 4 29677 3 "--has 'TensorShape=[4]' --has 'Detected mismatch between collectives on ranks'" \
+  TORCH_DISTRIBUTED_DEBUG=DETAIL -- scripts/metrics_mismatch.py --fail-rank 2 --kind shape --timeout 5
+# (2026-12-07, later) every rank times out, one in another collective than all the others: a rank
+# that broadcasts where three all_reduce; a rank whose shard ends two batches early and waits in
+# the epoch-end barrier while three all_reduce
+run mismatch_op_broadcast_four 4 29678 3 "--has 'Timed out waiting 5000ms' --lacks 'Detected mismatch'" \
+  -- scripts/metrics_mismatch.py --fail-rank 3 --kind op --timeout 5
+run uneven_shard_barrier_four 4 29679 3 "--has 'epoch finished after 2 batches' --has 'Timed out waiting 5000ms'" \
+  -- scripts/uneven_shard_exit.py --fail-rank 1 --fail-step 2 --after barrier --timeout 5
+# (2026-12-07, later) the failing rank's own error reads like a peer's: its data server resets the
+# connection ("ConnectionResetError: [Errno 104] Connection reset by peer") while the others wait in
+# all_reduce and then fail with gloo's own peer errors
+run data_server_reset 3 29680 3 "--root-rank 1 --has 'ConnectionResetError: [Errno 104] Connection reset by peer' --has 'Connection closed by peer'" \
+  -- scripts/data_server_reset.py --fail-rank 1 --timeout 5
 
 # elastic restarts (--max-restarts 2): the failure repeats in every attempt, happens only in
 # the first one, or (static rendezvous) the restarted workers cannot form the gloo group.
@@ -249,6 +269,70 @@ run_signalled agent_sigint 3 29668 2 INT "--has 'Received 2 death signal, shutti
 # healthy: TORCH_DISTRIBUTED_DEBUG=DETAIL logs every collective's fingerprint, plus warnings
 run healthy_detail_fingerprints 3 29669 6 "--exit zero --has 'Running collective: CollectiveFingerPrint' --has 'FutureWarning' --lacks 'terminate called'" \
   TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO -- scripts/healthy_manual_allreduce.py --timeout 5
+
+# ---- two nodes on this machine (2026-12-07): the same local ranks on two hosts ------------
+# Two torchrun agents (--nnodes 2 --node-rank 0/1, 2 processes each, static rendezvous on
+# 127.0.0.1) started together, their stdout and stderr merged, unedited, into one file, as a
+# Slurm job step without --label merges its tasks' output. Each agent runs in its own UTS
+# namespace (`unshare --uts`, needs root) with the host name node-a or node-b, so that the two
+# torchrun reports name two hosts; gloo then warns once per process that it cannot resolve that
+# name and uses the loopback address. Every `[defaultN]:` prefix names a local rank, which
+# both nodes have (global rank = 2 * node rank + local rank).
+# run_two_nodes NAME PORT TRIES "CHECK-ARGS" -- SCRIPT [ARGS ...]
+run_two_nodes() {
+  local name=$1 port=$2 tries=$3 check=$4; shift 5
+  want "$name" || return 0
+  local i rc args
+  args=$(printf ' %q' "$@")
+  for ((i = 1; i <= tries; i++)); do
+    (
+      node() {
+        unshare --uts bash -c "hostname $2 && exec timeout 120 $TORCHRUN --nnodes 2 --node-rank $1 \
+          --nproc-per-node 2 --master-addr 127.0.0.1 --master-port $port --tee 3$args"
+      }
+      if [ "${SEPARATE:-0}" = 1 ]; then
+        # each node's output in its own file, the files then read one after the other (node-a's
+        # first), as `rootcause diagnose node-a.log node-b.log` reads them
+        node 0 node-a > "$WORKSPACE/data/$name.node-a.log" 2>&1 & a=$!
+        sleep 1
+        node 1 node-b > "$WORKSPACE/data/$name.node-b.log" 2>&1 & b=$!
+      else
+        node 0 node-a & a=$!
+        sleep 1
+        node 1 node-b & b=$!
+      fi
+      wait $a; ra=$?
+      wait $b; rb=$?
+      [ "${SEPARATE:-0}" = 1 ] && cat "$WORKSPACE/data/$name.node-a.log" "$WORKSPACE/data/$name.node-b.log"
+      [ $ra = 0 ] && [ $rb = 0 ]   # the job fails if either node fails
+    ) > "$HERE/$name.log" 2>&1
+    rc=$?
+    # shellcheck disable=SC2086
+    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
+      echo "ok    $name (rc=$rc, try $i)"
+      return 0
+    fi
+    echo "retry $name (rc=$rc, try $i)"
+  done
+  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
+  FAILED+=("$name")
+}
+run_two_nodes two_nodes_indexerror 29670 2 "--has '[default1]:[rank3]: IndexError: list index out of range' --has 'host      : node-b'" \
+  -- scripts/rank_indexerror.py --fail-rank 3
+run_two_nodes two_nodes_silent_exit 29671 2 "--has 'rank      : 2 (local_rank: 0)' --has 'exitcode  : 1 (pid' --lacks '[rank2]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 2 --mode exit1 --fail-step 3 --timeout 5
+run_two_nodes two_nodes_exit_zero 29672 2 "--has 'Connection' --lacks 'rank      : 3 (local_rank: 1)' --lacks '[rank3]: Traceback'" \
+  -- scripts/silent_death.py --fail-rank 3 --mode exit0 --timeout 5
+run_two_nodes two_nodes_hang 29673 2 "--has 'Timed out waiting 5000ms' --lacks '[rank2]: Traceback'" \
+  -- scripts/hang_barrier_timeout.py --fail-rank 2 --timeout 5
+run_two_nodes two_nodes_segfault 29674 2 "--has 'Signal 11 (SIGSEGV)' --has 'rank      : 3 (local_rank: 1)'" \
+  -- scripts/silent_death.py --fail-rank 3 --mode segv --timeout 5
+# the same, each node's output in its own file, node-a's file read first: the node whose report
+# comes first in the log is not the one whose failure came first
+SEPARATE=1 run_two_nodes two_nodes_files_sigkill 29681 2 "--has 'Signal 9 (SIGKILL)' --has 'rank      : 3 (local_rank: 1)'" \
+  -- scripts/rank_sigkill.py --fail-rank 3
+run_two_nodes two_nodes_sigkill 29675 2 "--has 'Signal 9 (SIGKILL)' --has 'rank      : 1 (local_rank: 1)'" \
+  -- scripts/rank_sigkill.py --fail-rank 1
 
 if [ ${#FAILED[@]} -gt 0 ]; then
   echo "runs whose log does not match: ${FAILED[*]}" >&2
