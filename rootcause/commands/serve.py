@@ -78,17 +78,19 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     return outcome, result
 
 
-def _rebuild(root: Path, out: Path | None, failed: dict, kept) -> bool:
+def _rebuild(root: Path, out: Path | None, failed: dict, kept, changed: set[str] | None = None) -> bool:
     """Build if anything changed; a failed build is tried again only once its inputs change.
 
     The up-to-date test runs here (once a second and on every change), the build itself in a
-    child. Whatever an edit does to the project, the server stays up with the last good site:
+    child. `changed`: the paths the watcher reported, the only inputs the test stats again
+    (`builder.up_to_date`); None (a tick with nothing reported): every input, so that a change
+    the watcher missed is built a second later. Whatever an edit does to the project, the server stays up with the last good site:
     bad input is reported as positioned errors, and anything unforeseen as one line, never a
     traceback that ends the process."""
     from ..site.builder import up_to_date
 
     try:
-        fresh, walked = up_to_date(root, out, kept)
+        fresh, walked = up_to_date(root, out, kept, changed)
         inputs = walked[0]
     except Exception as exc:  # noqa: BLE001 - the server must outlive any edit
         fresh, walked, inputs = False, None, f"unreadable: {exc!r}"
@@ -174,11 +176,12 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
 
     try:
         # Wake on every change, and once a second regardless: a change made before the watcher
-        # was in place is still picked up, because the build itself compares inputs and does
-        # nothing when none changed.
-        for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
+        # was in place (or one it did not report) is still picked up, because the test on a
+        # tick with nothing reported stats every input, and the build itself compares inputs
+        # and does nothing when none changed. A tick with changes stats only the paths reported.
+        for changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
             started = time.perf_counter()
-            if _rebuild(root, out, failed, kept):
+            if _rebuild(root, out, failed, kept, {path for _change, path in changes} or None):
                 state.bump()
                 print(f"reloaded open pages ({time.perf_counter() - started:.2f}s)", flush=True)
     except KeyboardInterrupt:

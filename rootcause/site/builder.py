@@ -168,14 +168,17 @@ def kept_state(kept: Kept | None, out: Path) -> dict | None:
     return state if isinstance(state, dict) else None
 
 
-def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None) -> tuple[bool, tuple]:
+def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None,
+               changed: set[str] | None = None) -> tuple[bool, tuple]:
     """The build's up-to-date test alone, in this process, for `serve` (which runs each build in
     a child): whether a build would have nothing to do, and the walk it made (`_walk`; its first
     item is the inputs' fingerprint, from site.yml unvalidated), for that build to start from.
-    `kept`: `serve`'s results, whose state of the output is read instead of the store's."""
+    `kept`: `serve`'s results, whose state of the output is read instead of the store's.
+    `changed`: the paths `serve`'s watcher reported, the only ones stat-ed again
+    (`stamps.input_fingerprint`); None: every input."""
     root = root.resolve()
     settings = quick_settings(root)
-    walked = _walk(root, settings, stats=True)
+    walked = _walk(root, settings, stats=True, changed=changed)
     output = settings.get("output", "site")
     if not isinstance(output, str):
         return False, walked
@@ -183,14 +186,15 @@ def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None) ->
     return _up_to_date(kept_state(kept, where) or read_manifest(where, root), where, walked[0]), walked
 
 
-def _walk(root: Path, settings: dict, stats: bool = False) -> tuple:
+def _walk(root: Path, settings: dict, stats: bool = False, changed: set[str] | None = None) -> tuple:
     """(`input_fingerprint` of the input folders as `settings` name them (a build takes it again
     if site.yml, read in full, names others),) and with `stats`, the stat keys it took, by path
-    (a build checks its inputs by them rather than take them again: `serve`)."""
+    (a build checks its inputs by them rather than take them again: `serve`). `changed`: as
+    `up_to_date` takes it (only with `stats`)."""
     if not stats:
         return (input_fingerprint(root, settings),)
     taken: dict = {}
-    return input_fingerprint(root, settings, taken), taken
+    return input_fingerprint(root, settings, taken, changed), taken
 
 
 def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:
