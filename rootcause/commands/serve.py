@@ -19,6 +19,7 @@ it stores the diagnosis index, which the next build waits for.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -42,12 +43,29 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     from ..entries.catalog import Stale
     from ..forked import Alongside
     from ..site.builder import build
+    from ..site.write import output_intact
 
     deferred: list = []
+    checking = _output_check(root, out, kept)
+    checked = None
+    server = os.getpid()
+    if checking is not None:
+        where, state, answer = checking
+
+        def answered() -> bool:
+            try:
+                return os.read(answer[0], 1) == b"1"   # (b"": the server ended without one)
+            except OSError:
+                return False
+
+        checked = (where, state, answered)
 
     def work() -> tuple[str, Any, Any]:
+        if checking is not None and os.getpid() != server:
+            os.close(checking[2][1])   # the child's copy of the end the server answers on
         try:
-            result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred)
+            result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred,
+                           checked=checked)
             return "built", result, kept.changes()
         except RootcauseError as error:
             return "failed", error.diagnostics, kept.changes()
@@ -66,7 +84,19 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     while _last:   # what the last build does after answering (the diagnosis index) is done first
         _last.pop().wait()
     job = Alongside(work, then=later, failed=died)
+    if checking is not None:   # the output tested here while the child builds (its first write waits for it)
+        where, state, (read, write) = checking
+        try:
+            intact = output_intact(where, state)
+        except Exception:  # noqa: BLE001 - any doubt: the child writes a whole new site
+            intact = False
+        try:
+            os.write(write, b"1" if intact else b"0")
+        finally:
+            os.close(write)
     outcome, result, changes = job.result()
+    if checking is not None:
+        os.close(checking[2][0])
     _last.append(job)
     if changes is not None:
         kept.apply(changes)
@@ -76,6 +106,26 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
 
     release_free_memory()
     return outcome, result
+
+
+def _output_check(root: Path, out: Path | None, kept) -> tuple | None:
+    """(output folder, the state `kept` holds of it, a pipe) for the server to test that folder
+    while its child builds into it (`builder.build`'s `checked`); None without a state (the
+    child then writes a whole new folder) or when the folder cannot be told here."""
+    from ..site.builder import kept_state
+    from ..site.stamps import quick_settings
+
+    try:
+        output = quick_settings(root).get("output", "site")
+        if out is None and not isinstance(output, str):
+            return None
+        where = (out or root / output).resolve()
+        state = kept_state(kept, where)
+        if state is None:
+            return None
+        return where, state, os.pipe()
+    except (OSError, ValueError, RuntimeError):
+        return None
 
 
 def _rebuild(root: Path, out: Path | None, failed: dict, kept, changed: set[str] | None = None) -> bool:

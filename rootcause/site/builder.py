@@ -70,7 +70,7 @@ def _tell(message: str) -> None:
 @paused()
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
           wait: float = LOCK_WAIT, timings=None, walked: tuple | None = None, kept: Kept | None = None,
-          deferred: list | None = None) -> BuildResult:
+          deferred: list | None = None, checked: tuple | None = None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
     Entries and pages whose inputs did not change come from the project's store
@@ -83,7 +83,11 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     writes into it in place (`write.InPlaceWriter`), only the files whose bytes changed.
     `deferred`: a list that gets the work that can wait until the site is written (storing the
     diagnosis index and the build's state), for the caller to run; without it, that work is done
-    before returning.
+    before returning. `checked`: (output folder, state, answer) where another process tests
+    whether that folder is still as `state` (`kept`'s) says (`write.output_intact`: `serve`'s
+    server, while its child builds): when they are this build's, the in-place writer calls
+    `answer()` before its first file instead of this process making the test first; False
+    (`write.NotIntact`, nothing written yet) makes the build write the whole site anew.
     """
     from ..timings import OFF
 
@@ -133,13 +137,10 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
         remove_leftovers(out)
         previous = manifest.get("files")
         gate = None
-        if state is not None and kept is not None and kept.tables.get("entry"):
-            # `serve` over its last build's results, whose render workers are never forked: the
-            # output is checked in another process while this one loads, indexes and plans, and
-            # the writer asks for the answer before it writes or keeps a file (`NotIntact`: the
-            # build is made again into a new folder). 28,000 lstat calls at 10,000 entries.
-            checking = Alongside(lambda: output_intact(out, state))
-            gate = checking.result
+        if state is not None and checked is not None and checked[0] == out and checked[1] is state:
+            # `serve`: the server checks the output while this child loads, indexes and plans;
+            # the in-place writer asks for its answer before it writes or keeps a file
+            gate = checked[2]
         in_place = state is not None and (gate is not None or output_intact(out, state))
         stats: dict = {}
         begun = len(deferred) if deferred is not None else 0
@@ -328,6 +329,8 @@ def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
         ahead = None
         if writer is not None and memo.entries.enabled and not memo.warm:
             # (a store that cannot be written holds no records for them to read)
+            if isinstance(writer, InPlaceWriter) and writer.gate is not None:
+                writer.open_gate()   # asked here: a worker that inherited the gate must not ask it
             ahead = EntryPageWorkers.start(root, writer, len(entry_names(root)))
         with ahead or nullcontext():
             project, content_pages = check(root, memo, timings, taken)

@@ -415,14 +415,14 @@ class InPlaceWriter:
     def __exit__(self, *_exc) -> Literal[False]:
         return False
 
-    def _open_gate(self) -> None:
+    def open_gate(self) -> None:
         gate, self.gate = self.gate, None
         if gate is not None and not gate():
             raise NotIntact(os.fspath(self.out))
 
     def add(self, path: str, data: bytes, digest: str | None = None) -> None:
         if self.gate is not None:
-            self._open_gate()
+            self.open_gate()
         if digest is not None and self.previous.get(path) == digest and path not in self.digests:
             # a file the last build wrote with these bytes, under this very path (checked by
             # `safe_relative` then): left alone, as `put` and `record` would (thousands of search
@@ -434,7 +434,7 @@ class InPlaceWriter:
 
     def put(self, path: str, data: bytes, digest: str | None = None) -> tuple[str, bool]:
         if self.gate is not None:
-            self._open_gate()
+            self.open_gate()
         relative = safe_relative(path)
         digest = digest or file_digest(data)
         if self.previous.get(relative) == digest:
@@ -458,7 +458,7 @@ class InPlaceWriter:
     def keep(self, path: str, digest: str) -> None:
         """A file the last build wrote with this hash (its path checked then), left as it is."""
         if self.gate is not None:
-            self._open_gate()
+            self.open_gate()
         if path in self.digests:
             raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
                                              "rename one of the pages or assets")])
@@ -484,7 +484,7 @@ class InPlaceWriter:
         """Remove what the last build wrote and this one did not (and the folders that leaves
         empty); returns the state to record."""
         if self.gate is not None:
-            self._open_gate()
+            self.open_gate()
         for relative in sorted(set(self.previous) - set(self.digests)):
             self.touched = True
             target = self.out / relative
