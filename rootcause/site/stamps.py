@@ -90,9 +90,10 @@ def input_fingerprint(root: Path, settings: dict, taken: dict | None = None,
     lines = []
     memory = (os.fspath(root), repr([settings.get(key) for key in INPUT_KEYS]))
     last = _WALKED.get(memory) if changed is not None and taken is not None else None
+    reported = changed if changed is not None else set()
     seen: dict[str, tuple[str, tuple]] | None = {} if taken is not None else None
     for path in _input_files(root, settings):
-        if last is not None and path not in changed:
+        if last is not None and path not in reported:
             known = last.get(path)
             if known is not None:
                 lines.append(known[0])
