@@ -49,20 +49,34 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     checking = _output_check(root, out, kept)
     checked = None
     server = os.getpid()
+    told: list = []   # (the child's: its end of the second pipe is closed once told)
     if checking is not None:
-        where, state, answer = checking
+        where, state, (answer, _answering), (_held, holding) = checking
+
+        def held(use: bool) -> None:
+            """Tell the server this build holds the output's lock (and whether it wants the test)."""
+            if os.getpid() != server and not told:
+                told.append(use)
+                try:
+                    os.write(holding, b"1" if use else b"0")
+                except OSError:
+                    pass
+                os.close(holding)
 
         def answered() -> bool:
+            if os.getpid() == server:   # (no fork: the build runs here, under the lock)
+                return output_intact(where, state)
             try:
-                return os.read(answer[0], 1) == b"1"   # (b"": the server ended without one)
+                return os.read(answer, 1) == b"1"   # (b"": the server ended without one)
             except OSError:
                 return False
 
-        checked = (where, state, answered)
+        checked = (where, state, answered, held)
 
     def work() -> tuple[str, Any, Any]:
         if checking is not None and os.getpid() != server:
             os.close(checking[2][1])   # the child's copy of the end the server answers on
+            os.close(checking[3][0])   # and of the end the server hears `held` on
         try:
             result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred,
                            checked=checked)
@@ -73,6 +87,10 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
             return "changed", None, kept.changes()
         except Exception as exc:  # noqa: BLE001 - a bug must not take the last good site down with it
             return "unexpected", f"{type(exc).__name__}: {exc}", kept.changes()
+        finally:
+            if checking is not None and os.getpid() != server and not told:
+                told.append(False)
+                os.close(checking[3][1])   # (a build that never took the lock: the server stops waiting)
 
     def later() -> None:
         for job in deferred:
@@ -84,16 +102,25 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     while _last:   # what the last build does after answering (the diagnosis index) is done first
         _last.pop().wait()
     job = Alongside(work, then=later, failed=died)
-    if checking is not None:   # the output tested here while the child builds (its first write waits for it)
-        where, state, (read, write) = checking
+    if checking is not None:
+        # the output tested here while the child builds, once it holds the output's lock (its
+        # first write waits for the answer); without a child (no fork) the build tests it itself
+        where, state, (answer, answering), (hearing, holding) = checking
+        os.close(holding)
         try:
-            intact = output_intact(where, state)
-        except Exception:  # noqa: BLE001 - any doubt: the child writes a whole new site
-            intact = False
-        try:
-            os.write(write, b"1" if intact else b"0")
+            if job.forked:
+                wanted = os.read(hearing, 1) == b"1"   # (b"": the child ended or gave up first)
+                if wanted:
+                    try:
+                        intact = output_intact(where, state)
+                    except Exception:  # noqa: BLE001 - any doubt: the child writes a whole new site
+                        intact = False
+                    os.write(answering, b"1" if intact else b"0")
+        except OSError:
+            pass
         finally:
-            os.close(write)
+            os.close(answering)
+            os.close(hearing)
     outcome, result, changes = job.result()
     if checking is not None:
         os.close(checking[2][0])
@@ -109,9 +136,10 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
 
 
 def _output_check(root: Path, out: Path | None, kept) -> tuple | None:
-    """(output folder, the state `kept` holds of it, a pipe) for the server to test that folder
-    while its child builds into it (`builder.build`'s `checked`); None without a state (the
-    child then writes a whole new folder) or when the folder cannot be told here."""
+    """(output folder, the state `kept` holds of it, a pipe for the answer, a pipe for the child
+    to say it holds the output's lock) for the server to test that folder while its child builds
+    into it (`builder.build`'s `checked`); None without a state (the child then writes a whole
+    new folder) or when the folder cannot be told here."""
     from ..site.builder import kept_state
     from ..site.stamps import quick_settings
 
@@ -123,7 +151,7 @@ def _output_check(root: Path, out: Path | None, kept) -> tuple | None:
         state = kept_state(kept, where)
         if state is None:
             return None
-        return where, state, os.pipe()
+        return where, state, os.pipe(), os.pipe()
     except (OSError, ValueError, RuntimeError):
         return None
 

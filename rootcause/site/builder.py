@@ -83,11 +83,12 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     writes into it in place (`write.InPlaceWriter`), only the files whose bytes changed.
     `deferred`: a list that gets the work that can wait until the site is written (storing the
     diagnosis index and the build's state), for the caller to run; without it, that work is done
-    before returning. `checked`: (output folder, state, answer) where another process tests
+    before returning. `checked`: (output folder, state, answer, held) where another process tests
     whether that folder is still as `state` (`kept`'s) says (`write.output_intact`: `serve`'s
-    server, while its child builds): when they are this build's, the in-place writer calls
-    `answer()` before its first file instead of this process making the test first; False
-    (`write.NotIntact`, nothing written yet) makes the build write the whole site anew.
+    server, while its child builds): `held(use)` is called once this build holds the output's
+    lock, `use` telling whether the folder and state are this build's; then the in-place writer
+    calls `answer()` before its first file instead of this process making the test first;
+    False (`write.NotIntact`, nothing written yet) makes the build write the whole site anew.
     """
     from ..timings import OFF
 
@@ -128,6 +129,14 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
         state = None if force else kept_state(kept, out)
+        gate = None
+        if checked is not None:
+            # `serve`: the server tests the output now that this process holds the lock (a build
+            # that wrote the folder before it took the lock has finished), while this one loads,
+            # indexes and plans; the in-place writer asks for the answer before its first file
+            use = state is not None and checked[0] == out and checked[1] is state
+            checked[3](use)
+            gate = checked[2] if use else None
         manifest = {} if force else state or read_manifest(out, root)
         if not force and _up_to_date(manifest, out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
@@ -136,11 +145,6 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             raise RootcauseError(problems)
         remove_leftovers(out)
         previous = manifest.get("files")
-        gate = None
-        if state is not None and checked is not None and checked[0] == out and checked[1] is state:
-            # `serve`: the server checks the output while this child loads, indexes and plans;
-            # the in-place writer asks for its answer before it writes or keeps a file
-            gate = checked[2]
         in_place = state is not None and (gate is not None or output_intact(out, state))
         stats: dict = {}
         begun = len(deferred) if deferred is not None else 0
