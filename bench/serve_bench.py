@@ -11,9 +11,9 @@ LABEL=REPOSITORY`, default this checkout; name several to compare them in the sa
   the write to the moment the entry's page, fetched over HTTP every 10 ms, shows the new text:
   everything a contributor waits for (the watcher, the up-to-date test, the build, the write);
 - the CPU time of each edit's cycle, from the write to 2 s after the page showed it: the server's
-  and its reaped children's (the build's child, whose CPU is counted once it has stored the
-  diagnosis index, and the server's idle ticks meanwhile): on a loaded machine the work done,
-  where the wall time is mostly the other sessions';
+  and its reaped children's. The server reaps a build's child at the next build, so each cycle
+  counts one build (the first cycle the first, whole one: the median is of the others) and the
+  server's idle ticks;
 - the server's memory: its resident set and PSS after the edits, and the peak of the PSS
   summed over its process tree during them (a build's child included), sampled every 50 ms.
 
@@ -132,8 +132,8 @@ def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout:
                 times.append(time.perf_counter() - t0)
                 print(f"  {label}: edit {k + 1}/{edits} on the page after {times[-1]:.2f} s", file=sys.stderr, flush=True)
                 time.sleep(2.0)   # the diagnosis index stored after the answer; the next edit apart
-                # the whole cycle: the build's child (reaped once it has stored the diagnosis index)
-                # and the server's idle ticks (two walks of every input, the same in every version)
+                # the whole cycle: one build's child (the server reaps it at the next build) and the
+                # server's idle ticks (a walk of every input each)
                 cpus.append(tree_cpu(server.pid) - c0)
         rss = _status_kb(f"/proc/{server.pid}/status", b"VmRSS:")
         pss = _pss_kb(server.pid)
