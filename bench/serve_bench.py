@@ -10,6 +10,10 @@ LABEL=REPOSITORY`, default this checkout; name several to compare them in the sa
 - edit one entry's summary `--edits` times (default 5), each edit a new text, and time from
   the write to the moment the entry's page, fetched over HTTP every 10 ms, shows the new text:
   everything a contributor waits for (the watcher, the up-to-date test, the build, the write);
+- the CPU time of each edit's cycle, from the write to 2 s after the page showed it: the server's
+  and its reaped children's. The server reaps a build's child at the next build, so each cycle
+  counts one build (the first cycle the first, whole one: the median is of the others) and the
+  server's idle ticks;
 - the server's memory: its resident set and PSS after the edits, and the peak of the PSS
   summed over its process tree during them (a build's child included), sampled every 50 ms.
 
@@ -81,6 +85,13 @@ class Sampler:
         self._thread.join()
 
 
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and of the children it has reaped: `serve`'s
+    builds run in forked children that it waits for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout: float) -> dict:
     entries = sorted((project / "entries").glob("*.yaml"))
     entry = entries[len(entries) // 2]
@@ -96,6 +107,7 @@ def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout:
                                   env=env, stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/entries/{entry.stem}/"
     times: list[float] = []
+    cpus: list[float] = []
     try:
         started = time.perf_counter()
         while "serving " not in log.read_text(encoding="utf-8", errors="replace"):
@@ -109,6 +121,7 @@ def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout:
         with Sampler(server.pid) as sampler:
             for k in range(edits):
                 marker = f"Edited {label} {k} {int(time.time())}."
+                c0 = tree_cpu(server.pid)
                 entry.write_text(original.replace(f"\nsummary: {quote}", f"\nsummary: {quote}{marker} ", 1),
                                  encoding="utf-8")
                 t0 = time.perf_counter()
@@ -119,6 +132,9 @@ def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout:
                 times.append(time.perf_counter() - t0)
                 print(f"  {label}: edit {k + 1}/{edits} on the page after {times[-1]:.2f} s", file=sys.stderr, flush=True)
                 time.sleep(2.0)   # the diagnosis index stored after the answer; the next edit apart
+                # the whole cycle: one build's child (the server reaps it at the next build) and the
+                # server's idle ticks (a walk of every input each)
+                cpus.append(tree_cpu(server.pid) - c0)
         rss = _status_kb(f"/proc/{server.pid}/status", b"VmRSS:")
         pss = _pss_kb(server.pid)
         reloads = [float(x) for x in re.findall(r"reloaded open pages \(([0-9.]+)s\)", log.read_text(errors="replace"))]
@@ -130,7 +146,7 @@ def bench_serve(project: Path, env: dict, edits: int, label: str, first_timeout:
         except subprocess.TimeoutExpired:
             server.kill()
     return {"edit_s": statistics.median(times), "edit_range_s": [min(times), max(times)], "edits": len(times),
-            "each_s": times, "server_rss_kb": rss, "server_pss_kb": pss, "tree_peak_kb": sampler.peak,
+            "each_s": times, "cpu_s": statistics.median(cpus), "server_rss_kb": rss, "server_pss_kb": pss, "tree_peak_kb": sampler.peak,
             "reload_s": statistics.median(reloads) if reloads else None, "first_s": first}
 
 
@@ -155,9 +171,10 @@ def main(argv: list[str] | None = None) -> int:
             r = bench_serve(project, envs[label], args.edits, label, args.first_timeout)
             low, high = r["edit_range_s"]
             rows.append([f"{n:,}", label, f"{r['edit_s']:.2f} s ({low:.2f}-{high:.2f}, {r['edits']} edits)",
-                         f"{r['reload_s']:.2f} s" if r["reload_s"] is not None else "—",
+                         f"{r['reload_s']:.2f} s" if r["reload_s"] is not None else "—", f"{r['cpu_s']:.2f} s",
                          f"{fmt_mb(r['server_rss_kb'])} / {fmt_mb(r['server_pss_kb'])}", fmt_mb(r["tree_peak_kb"])])
     print(table(["entries", "code", "edit → page (median, range)", "server's own rebuild line",
+                 "CPU per edit cycle (median)",
                  "server RSS / PSS after", "tree PSS peak during edits"], rows))
     return 0
 

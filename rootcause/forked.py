@@ -70,6 +70,11 @@ class Alongside(Generic[T]):
         os.close(write)
         self._pid, self._read = pid, read
 
+    @property
+    def forked(self) -> bool:
+        """Is the work being done in a child (else `result()` does it here)?"""
+        return self._pid is not None and not self._done
+
     def result(self) -> T:
         """The child's answer, or `work()`'s here when there was no child or it failed (asked
         again: the same answer)."""

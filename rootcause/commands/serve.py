@@ -19,6 +19,7 @@ it stores the diagnosis index, which the next build waits for.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -42,12 +43,43 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     from ..entries.catalog import Stale
     from ..forked import Alongside
     from ..site.builder import build
+    from ..site.write import output_intact
 
     deferred: list = []
+    checking = _output_check(root, out, kept)
+    checked = None
+    server = os.getpid()
+    told: list = []   # (the child's: its end of the second pipe is closed once told)
+    if checking is not None:
+        where, state, (answer, _answering), (_held, holding) = checking
+
+        def held(use: bool) -> None:
+            """Tell the server this build holds the output's lock (and whether it wants the test)."""
+            if os.getpid() != server and not told:
+                told.append(use)
+                try:
+                    os.write(holding, b"1" if use else b"0")
+                except OSError:
+                    pass
+                os.close(holding)
+
+        def answered() -> bool:
+            if os.getpid() == server:   # (no fork: the build runs here, under the lock)
+                return output_intact(where, state)
+            try:
+                return os.read(answer, 1) == b"1"   # (b"": the server ended without one)
+            except OSError:
+                return False
+
+        checked = (where, state, answered, held)
 
     def work() -> tuple[str, Any, Any]:
+        if checking is not None and os.getpid() != server:
+            os.close(checking[2][1])   # the child's copy of the end the server answers on
+            os.close(checking[3][0])   # and of the end the server hears `held` on
         try:
-            result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred)
+            result = build(root, out=out, progress=progress, walked=walked, kept=kept, deferred=deferred,
+                           checked=checked)
             return "built", result, kept.changes()
         except RootcauseError as error:
             return "failed", error.diagnostics, kept.changes()
@@ -55,6 +87,10 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
             return "changed", None, kept.changes()
         except Exception as exc:  # noqa: BLE001 - a bug must not take the last good site down with it
             return "unexpected", f"{type(exc).__name__}: {exc}", kept.changes()
+        finally:
+            if checking is not None and os.getpid() != server and not told:
+                told.append(False)
+                os.close(checking[3][1])   # (a build that never took the lock: the server stops waiting)
 
     def later() -> None:
         for job in deferred:
@@ -66,7 +102,28 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     while _last:   # what the last build does after answering (the diagnosis index) is done first
         _last.pop().wait()
     job = Alongside(work, then=later, failed=died)
+    if checking is not None:
+        # the output tested here while the child builds, once it holds the output's lock (its
+        # first write waits for the answer); without a child (no fork) the build tests it itself
+        where, state, (answer, answering), (hearing, holding) = checking
+        os.close(holding)
+        try:
+            if job.forked:
+                wanted = os.read(hearing, 1) == b"1"   # (b"": the child ended or gave up first)
+                if wanted:
+                    try:
+                        intact = output_intact(where, state)
+                    except Exception:  # noqa: BLE001 - any doubt: the child writes a whole new site
+                        intact = False
+                    os.write(answering, b"1" if intact else b"0")
+        except OSError:
+            pass
+        finally:
+            os.close(answering)
+            os.close(hearing)
     outcome, result, changes = job.result()
+    if checking is not None:
+        os.close(checking[2][0])
     _last.append(job)
     if changes is not None:
         kept.apply(changes)
@@ -78,17 +135,40 @@ def _build_apart(root: Path, out: Path | None, progress: bool, kept, walked: tup
     return outcome, result
 
 
-def _rebuild(root: Path, out: Path | None, failed: dict, kept) -> bool:
+def _output_check(root: Path, out: Path | None, kept) -> tuple | None:
+    """(output folder, the state `kept` holds of it, a pipe for the answer, a pipe for the child
+    to say it holds the output's lock) for the server to test that folder while its child builds
+    into it (`builder.build`'s `checked`); None without a state (the child then writes a whole
+    new folder) or when the folder cannot be told here."""
+    from ..site.builder import kept_state
+    from ..site.stamps import quick_settings
+
+    try:
+        output = quick_settings(root).get("output", "site")
+        if out is None and not isinstance(output, str):
+            return None
+        where = (out or root / output).resolve()
+        state = kept_state(kept, where)
+        if state is None:
+            return None
+        return where, state, os.pipe(), os.pipe()
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def _rebuild(root: Path, out: Path | None, failed: dict, kept, changed: set[str] | None = None) -> bool:
     """Build if anything changed; a failed build is tried again only once its inputs change.
 
     The up-to-date test runs here (once a second and on every change), the build itself in a
-    child. Whatever an edit does to the project, the server stays up with the last good site:
+    child. `changed`: the paths the watcher reported, the only inputs the test stats again
+    (`builder.up_to_date`); None (a tick with nothing reported): every input, so that a change
+    the watcher missed is built a second later. Whatever an edit does to the project, the server stays up with the last good site:
     bad input is reported as positioned errors, and anything unforeseen as one line, never a
     traceback that ends the process."""
     from ..site.builder import up_to_date
 
     try:
-        fresh, walked = up_to_date(root, out, kept)
+        fresh, walked = up_to_date(root, out, kept, changed)
         inputs = walked[0]
     except Exception as exc:  # noqa: BLE001 - the server must outlive any edit
         fresh, walked, inputs = False, None, f"unreadable: {exc!r}"
@@ -174,11 +254,12 @@ def serve(root: Path, host: str = "127.0.0.1", port: int = 8000, open_browser: b
 
     try:
         # Wake on every change, and once a second regardless: a change made before the watcher
-        # was in place is still picked up, because the build itself compares inputs and does
-        # nothing when none changed.
-        for _changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
+        # was in place (or one it did not report) is still picked up, because the test on a
+        # tick with nothing reported stats every input, and the build itself compares inputs
+        # and does nothing when none changed. A tick with changes stats only the paths reported.
+        for changes in watch(*_watched(root), debounce=200, step=50, rust_timeout=1000, yield_on_timeout=True):
             started = time.perf_counter()
-            if _rebuild(root, out, failed, kept):
+            if _rebuild(root, out, failed, kept, {path for _change, path in changes} or None):
                 state.bump()
                 print(f"reloaded open pages ({time.perf_counter() - started:.2f}s)", flush=True)
     except KeyboardInterrupt:

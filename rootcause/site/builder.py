@@ -31,8 +31,8 @@ from ..memo import Kept, entry_column
 from .stamps import (ENTRY_RECORDS, PAGE_RECORDS, build_version, code_store, collect_assets, entry_page_key,
                      input_fingerprint, page_key, quick_settings, render_stamp, same_inputs, theme_files,
                      volatile_only)
-from .write import (InPlaceWriter, OutputLock, SiteWriter, check_output_folder, file_digest, output_intact,
-                    read_manifest, remove_leftovers, write_manifest)
+from .write import (InPlaceWriter, NotIntact, OutputLock, SiteWriter, check_output_folder, file_digest,
+                    output_intact, read_manifest, remove_leftovers, write_manifest)
 
 if TYPE_CHECKING:
     from ..config import SiteConfig
@@ -70,7 +70,7 @@ def _tell(message: str) -> None:
 @paused()
 def build(root: Path, out: Path | None = None, progress: bool = True, force: bool = False,
           wait: float = LOCK_WAIT, timings=None, walked: tuple | None = None, kept: Kept | None = None,
-          deferred: list | None = None) -> BuildResult:
+          deferred: list | None = None, checked: tuple | None = None) -> BuildResult:
     """Build the site; raise RootcauseError (with every problem found) instead of writing a broken one.
 
     Entries and pages whose inputs did not change come from the project's store
@@ -83,7 +83,12 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     writes into it in place (`write.InPlaceWriter`), only the files whose bytes changed.
     `deferred`: a list that gets the work that can wait until the site is written (storing the
     diagnosis index and the build's state), for the caller to run; without it, that work is done
-    before returning.
+    before returning. `checked`: (output folder, state, answer, held) where another process tests
+    whether that folder is still as `state` (`kept`'s) says (`write.output_intact`: `serve`'s
+    server, while its child builds): `held(use)` is called once this build holds the output's
+    lock, `use` telling whether the folder and state are this build's; then the in-place writer
+    calls `answer()` before its first file instead of this process making the test first;
+    False (`write.NotIntact`, nothing written yet) makes the build write the whole site anew.
     """
     from ..timings import OFF
 
@@ -124,6 +129,14 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
     with OutputLock(out, wait=wait, on_wait=_tell):
         # another build may have finished while this one waited: the same test, under the lock
         state = None if force else kept_state(kept, out)
+        gate = None
+        if checked is not None:
+            # `serve`: the server tests the output now that this process holds the lock (a build
+            # that wrote the folder before it took the lock has finished), while this one loads,
+            # indexes and plans; the in-place writer asks for the answer before its first file
+            use = state is not None and checked[0] == out and checked[1] is state
+            checked[3](use)
+            gate = checked[2] if use else None
         manifest = {} if force else state or read_manifest(out, root)
         if not force and _up_to_date(manifest, out, fingerprint):
             return BuildResult(0, 0, 0, 0, 0, time.perf_counter() - started, up_to_date=True, out=out)
@@ -132,23 +145,30 @@ def build(root: Path, out: Path | None = None, progress: bool = True, force: boo
             raise RootcauseError(problems)
         remove_leftovers(out)
         previous = manifest.get("files")
-        in_place = state is not None and output_intact(out, state)
-        writer: SiteWriter | InPlaceWriter = InPlaceWriter(out, state["files"]) if in_place and state \
-            else SiteWriter(out, previous=previous)
-        try:
-            with writer:
-                stats: dict = {}
-                entries, pages = render_site(root, timings.part("write")(writer.add),
-                                             progress=progress and sys.stderr.isatty(),
-                                             cache="write" if force else "use", timings=timings, stats=stats,
-                                             writer=writer, kept=kept, deferred=deferred,
-                                             taken=walked[1] if len(walked) > 1 else None)
-                with timings.stage("write"):
-                    manifest = writer.commit(extra={"inputs": fingerprint})
-        except BaseException:
-            if kept is not None and isinstance(writer, InPlaceWriter) and writer.touched:   # the output is no longer as the state says
-                kept.forget("output", os.fspath(out))
-            raise
+        in_place = state is not None and (gate is not None or output_intact(out, state))
+        stats: dict = {}
+        begun = len(deferred) if deferred is not None else 0
+        while True:
+            writer: SiteWriter | InPlaceWriter = InPlaceWriter(out, state["files"], gate) if in_place and state \
+                else SiteWriter(out, previous=previous)
+            try:
+                with writer:
+                    entries, pages = render_site(root, timings.part("write")(writer.add),
+                                                 progress=progress and sys.stderr.isatty(),
+                                                 cache="write" if force else "use", timings=timings, stats=stats,
+                                                 writer=writer, kept=kept, deferred=deferred,
+                                                 taken=walked[1] if len(walked) > 1 else None)
+                    with timings.stage("write"):
+                        manifest = writer.commit(extra={"inputs": fingerprint})
+                break
+            except NotIntact:   # nothing was written: the whole site, into a new folder
+                in_place = False
+                if deferred is not None:
+                    del deferred[begun:]
+            except BaseException:
+                if kept is not None and isinstance(writer, InPlaceWriter) and writer.touched:   # the output is no longer as the state says
+                    kept.forget("output", os.fspath(out))
+                raise
         with timings.stage("write"):
             if kept is not None:
                 kept.put("output", os.fspath(out), manifest)
@@ -168,14 +188,17 @@ def kept_state(kept: Kept | None, out: Path) -> dict | None:
     return state if isinstance(state, dict) else None
 
 
-def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None) -> tuple[bool, tuple]:
+def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None,
+               changed: set[str] | None = None) -> tuple[bool, tuple]:
     """The build's up-to-date test alone, in this process, for `serve` (which runs each build in
     a child): whether a build would have nothing to do, and the walk it made (`_walk`; its first
     item is the inputs' fingerprint, from site.yml unvalidated), for that build to start from.
-    `kept`: `serve`'s results, whose state of the output is read instead of the store's."""
+    `kept`: `serve`'s results, whose state of the output is read instead of the store's.
+    `changed`: the paths `serve`'s watcher reported, the only ones stat-ed again
+    (`stamps.input_fingerprint`); None: every input."""
     root = root.resolve()
     settings = quick_settings(root)
-    walked = _walk(root, settings, stats=True)
+    walked = _walk(root, settings, stats=True, changed=changed)
     output = settings.get("output", "site")
     if not isinstance(output, str):
         return False, walked
@@ -183,14 +206,15 @@ def up_to_date(root: Path, out: Path | None = None, kept: Kept | None = None) ->
     return _up_to_date(kept_state(kept, where) or read_manifest(where, root), where, walked[0]), walked
 
 
-def _walk(root: Path, settings: dict, stats: bool = False) -> tuple:
+def _walk(root: Path, settings: dict, stats: bool = False, changed: set[str] | None = None) -> tuple:
     """(`input_fingerprint` of the input folders as `settings` name them (a build takes it again
     if site.yml, read in full, names others),) and with `stats`, the stat keys it took, by path
-    (a build checks its inputs by them rather than take them again: `serve`)."""
+    (a build checks its inputs by them rather than take them again: `serve`). `changed`: as
+    `up_to_date` takes it (only with `stats`)."""
     if not stats:
         return (input_fingerprint(root, settings),)
     taken: dict = {}
-    return input_fingerprint(root, settings, taken), taken
+    return input_fingerprint(root, settings, taken, changed), taken
 
 
 def _up_to_date(manifest: dict, out: Path, fingerprint: str) -> bool:
@@ -309,6 +333,8 @@ def render_site(root: Path, emit, progress: bool = False, cache: str = "off",
         ahead = None
         if writer is not None and memo.entries.enabled and not memo.warm:
             # (a store that cannot be written holds no records for them to read)
+            if isinstance(writer, InPlaceWriter) and writer.gate is not None:
+                writer.open_gate()   # asked here: a worker that inherited the gate must not ask it
             ahead = EntryPageWorkers.start(root, writer, len(entry_names(root)))
         with ahead or nullcontext():
             project, content_pages = check(root, memo, timings, taken)

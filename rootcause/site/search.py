@@ -184,15 +184,17 @@ def index_version(digests: Mapping[str, str]) -> str:
     return hashlib.sha256("".join(f"{path}\0{digests[path]}\n" for path in sorted(digests)).encode()).hexdigest()[:10]
 
 
-def manifest_file(n: int, shard_keys: list[str], version: str, base_url: str) -> bytes:
+def manifest_file(n: int, shard_keys: list[str], version: str, base_url: str, encoded: str | None = None) -> bytes:
     """The manifest keeps its name (pages do not change when the index does); the browser
     revalidates it. It names the token shards by key alone (`shard_path`, `encode_keys`) and the
     doc shards not at all (`doc_shard`: one per DOCS_PER_SHARD entries), so that its size, fetched
     before any result, grows by a few bytes per token shard; and it gives search.js the query's
     constants (`query`), declared here once. `base_url`: where the site is hosted, so that a
-    copy of it (`diagnose --site`) links there."""
+    copy of it (`diagnose --site`) links there. `encoded`: `encode_keys(shard_keys)`, when made
+    already."""
     return _dump({"version": 3, "entries": n, "base_url": base_url, "doc_fields": list(DOC_FIELDS),
-                  "docs_per_shard": DOCS_PER_SHARD, "files": version, "shards": encode_keys(shard_keys),
+                  "docs_per_shard": DOCS_PER_SHARD, "files": version,
+                  "shards": encode_keys(shard_keys) if encoded is None else encoded,
                   "query": {"max_terms": MAX_QUERY_TERMS, "prefix_weight": PREFIX_WEIGHT,
                             "prefix_shards": PREFIX_SHARDS, "short_words": SHORT_WORDS},
                   "stopwords": sorted(STOPWORDS),
@@ -248,9 +250,12 @@ def build_search_files(catalog: Catalog, release: bool = False, kept=None,
             if digests is not None:
                 digests[name] = digest
         files[name] = data
-        known[name] = hashlib.sha256(data).hexdigest()[:32]
+        known[name] = hashlib.sha256(data).hexdigest()[:32] if keys is None else digest
     shard_keys = [name[len("search/t/"):-len(".json")] for name in known if name.startswith("search/t/")]
-    files[MANIFEST] = manifest_file(n, shard_keys, index_version(known), catalog.config.base_url)
+    # with `kept`: the keys' text by the keys (thousands of them, and an edit seldom adds one)
+    encoded = kept.memoised("shard-keys", tuple(shard_keys), lambda: encode_keys(shard_keys)) \
+        if kept is not None else None
+    files[MANIFEST] = manifest_file(n, shard_keys, index_version(known), catalog.config.base_url, encoded)
     if digests is not None:
         digests.update(known)
     return files
@@ -399,10 +404,15 @@ def assemble_signature_file(parts: dict[str, tuple[bytes, bytes | None]], conseq
     ids = sorted(parts)
     pieces = pieces or (lambda chunk: signature_pieces(parts, chunk))
     made = [pieces(ids[start:start + SIGNATURE_PIECE]) for start in range(0, len(ids), SIGNATURE_PIECE)]
-    values = _signature_top(consequences)
-    values["signatures"] = b"[" + b",".join([signed for signed, _rows in made if signed]) + b"]"
-    values["entries"] = b"{" + b",".join([rows for _signed, rows in made if rows]) + b"}"
-    return b"{" + b",".join(_dump(key) + b":" + values[key] for key in sorted(values)) + b"}"
+    # joined once: the file is megabytes (19 MB at 10,000 entries), each copy of it a cost per build
+    values: dict[str, list[bytes]] = {key: [value] for key, value in _signature_top(consequences).items()}
+    values["signatures"] = [b"[", b",".join([signed for signed, _rows in made if signed]), b"]"]
+    values["entries"] = [b"{", b",".join([rows for _signed, rows in made if rows]), b"}"]
+    out = [b"{"]
+    for key in sorted(values):
+        out += [_dump(key), b":", *values[key], b","]
+    out[-1] = b"}"
+    return b"".join(out)
 
 
 def build_signature_file(catalog: Catalog) -> bytes:

@@ -71,27 +71,55 @@ def same_inputs(settings: dict, other: dict) -> bool:
     return all(settings.get(key) == other.get(key) for key in INPUT_KEYS)
 
 
-def input_fingerprint(root: Path, settings: dict, taken: dict | None = None) -> str:
+def input_fingerprint(root: Path, settings: dict, taken: dict | None = None,
+                      changed: set[str] | None = None) -> str:
     """A cheap identity of every input: paths, sizes and modification times, no file read, a
     symbolic link identified as itself, never by what it points at (the up-to-date test).
-    `taken` gets each file's stat key (`inputs.key_of`) by path, for a build that follows."""
+    `taken` gets each file's stat key (`inputs.key_of`) by path, for a build that follows.
+
+    `changed` (`serve`, woken by its watcher): the paths the watcher reported. Only those (and
+    any input this process has not seen before) are stat-ed again; every other input's stat is
+    the one this process took at its last walk with `taken` of the same inputs (`_WALKED`).
+    Without it every input is stat-ed, and that walk is remembered: `serve` makes one on every
+    tick the watcher reports nothing, so a change it did not report is still seen a tick later."""
     from ..inputs import key_of
 
     every = hashlib.blake2b(digest_size=16)
     every.update(f"{__version__}\0".encode())
     lstat = os.lstat
     lines = []
+    memory = (os.fspath(root), repr([settings.get(key) for key in INPUT_KEYS]))
+    last = _WALKED.get(memory) if changed is not None and taken is not None else None
+    reported = changed if changed is not None else set()
+    seen: dict[str, tuple[str, tuple]] | None = {} if taken is not None else None
     for path in _input_files(root, settings):
+        if last is not None and path not in reported:
+            known = last.get(path)
+            if known is not None:
+                lines.append(known[0])
+                taken[path] = known[1]   # type: ignore[index]
+                seen[path] = known   # type: ignore[index]
+                continue
         try:
             stat = lstat(path)
         except OSError:
             continue
-        lines.append(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n")
+        line = f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0{stat.st_mode}\n"
+        lines.append(line)
         if taken is not None:
-            taken[path] = key_of(stat)
+            key = taken[path] = key_of(stat)
+            seen[path] = (line, key)   # type: ignore[index]
+    if seen is not None:
+        _WALKED.clear()   # one project's walk at a time: the server's
+        _WALKED[memory] = seen
     every.update("".join(lines).encode("utf-8", "surrogateescape"))
     every.update(_library_folders())
     return every.hexdigest()
+
+
+#: the last walk with stat keys (`input_fingerprint`'s `taken`), by project and input folders:
+#: {path: (its line of the fingerprint, its stat key)}
+_WALKED: dict[tuple[str, str], dict[str, tuple[str, tuple]]] = {}
 
 
 def _library_folders() -> bytes:

@@ -29,6 +29,7 @@ import re
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from typing import Literal
 from pathlib import Path, PurePosixPath
 
@@ -382,6 +383,10 @@ class SiteWriter:
         return {"files": dict(sorted(self.digests.items())), **(extra or {}), "written_ns": file_clock(self.out)}
 
 
+class NotIntact(Exception):
+    """The output was changed since the build that an `InPlaceWriter` writes over (its `gate`)."""
+
+
 class InPlaceWriter:
     """`SiteWriter`'s interface, writing into the output folder itself: what `serve` uses when
     the output is as its last build left it (`output_intact`, against the state that build
@@ -392,9 +397,13 @@ class InPlaceWriter:
     A build that fails while writing leaves a mix of old and new files: the caller then forgets
     the state, and its next build writes a whole new folder (`SiteWriter`)."""
 
-    def __init__(self, out: Path, previous: dict[str, str]):
+    def __init__(self, out: Path, previous: dict[str, str], gate: Callable[[], bool] | None = None):
         self.out = out.resolve()
         self.previous = previous
+        # `gate`: asked once, before the first file is written or kept, whether the output is
+        # still as `previous` says (`output_intact`, made meanwhile in another process: `build`);
+        # False raises `NotIntact`, with nothing written
+        self.gate = gate
         self.touched = False   # a file of the output replaced or removed (also by a forked worker: see `put`)
         self.digests: dict[str, str] = {}
         self.written = self.reused = 0
@@ -406,10 +415,26 @@ class InPlaceWriter:
     def __exit__(self, *_exc) -> Literal[False]:
         return False
 
+    def open_gate(self) -> None:
+        gate, self.gate = self.gate, None
+        if gate is not None and not gate():
+            raise NotIntact(os.fspath(self.out))
+
     def add(self, path: str, data: bytes, digest: str | None = None) -> None:
+        if self.gate is not None:
+            self.open_gate()
+        if digest is not None and self.previous.get(path) == digest and path not in self.digests:
+            # a file the last build wrote with these bytes, under this very path (checked by
+            # `safe_relative` then): left alone, as `put` and `record` would (thousands of search
+            # shards a build, nearly all of them unchanged)
+            self.digests[path] = digest
+            self.reused += 1
+            return
         self.record(path, *self.put(path, data, digest))
 
     def put(self, path: str, data: bytes, digest: str | None = None) -> tuple[str, bool]:
+        if self.gate is not None:
+            self.open_gate()
         relative = safe_relative(path)
         digest = digest or file_digest(data)
         if self.previous.get(relative) == digest:
@@ -432,6 +457,8 @@ class InPlaceWriter:
 
     def keep(self, path: str, digest: str) -> None:
         """A file the last build wrote with this hash (its path checked then), left as it is."""
+        if self.gate is not None:
+            self.open_gate()
         if path in self.digests:
             raise RootcauseError([Diagnostic(path, 1, 1, "E050", "two outputs want the same path",
                                              "rename one of the pages or assets")])
@@ -456,6 +483,8 @@ class InPlaceWriter:
     def commit(self, extra: dict | None = None) -> dict:
         """Remove what the last build wrote and this one did not (and the folders that leaves
         empty); returns the state to record."""
+        if self.gate is not None:
+            self.open_gate()
         for relative in sorted(set(self.previous) - set(self.digests)):
             self.touched = True
             target = self.out / relative

@@ -129,3 +129,35 @@ def test_builds_run_in_a_child_and_a_failed_one_waits_for_a_change(small_project
     assert failed == {}
     assert "are EMPTY placeholders" in (small_project / "site" / "entries" / SEED_ENTRY.stem / "index.html").read_text()
     assert "written" in capsys.readouterr().out   # (in place: "N written, M unchanged")
+
+
+def test_a_reported_change_is_the_only_input_stat_ed_again(small_project: Path, monkeypatch):
+    """serve's watcher names the paths that changed: the up-to-date test then stats those alone
+    and takes every other input's stat from its last full walk; the fingerprint is the one a full
+    walk gives. A change the watcher did not report is seen by the next full walk (a tick with
+    nothing reported)."""
+    import os
+
+    from rootcause.site import builder, stamps
+
+    kept = Kept()
+    from rootcause.commands import serve
+
+    assert serve._rebuild(small_project, None, {}, kept) is True
+    assert builder.up_to_date(small_project, None, kept)[0] is True   # a full walk, remembered
+    edited, missed = small_project / "entries" / SEED_ENTRY.name, small_project / "content" / "about.md"
+    time.sleep(0.01)
+    edited.write_text(edited.read_text() + "\n")
+    missed.write_text(missed.read_text() + "\n")
+
+    stat_ed: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(stamps.os, "lstat", lambda path: stat_ed.append(os.fspath(path)) or lstat(path))
+    fresh, walked = builder.up_to_date(small_project, None, kept, changed={str(edited)})
+    inputs = {p for p in stat_ed if p.startswith((str(small_project / "entries") + "/",
+                                                     str(small_project / "content") + "/"))}
+    assert not fresh and inputs == {str(edited)}
+    monkeypatch.setattr(stamps.os, "lstat", lstat)
+    full = builder.up_to_date(small_project, None, kept)[1]
+    assert full[0] != walked[0]   # the unreported edit: seen by the full walk
+    assert builder.up_to_date(small_project, None, kept, changed={str(missed)})[1][0] == full[0]

@@ -16,6 +16,7 @@ import datetime as dt
 import os
 import random
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,23 @@ def test_serve_builds_follow_entries_added_removed_and_site_yml(project: Path):
         stream.write("page_size: 10\n")
     result = _serve_build(project, kept)
     assert result.written > 0 and files_of(project / "site") == site_files(project)
+
+
+def test_serve_build_repairs_an_output_changed_by_hand(project: Path):
+    """A `serve` build checks the output in another process while it loads and plans
+    (`InPlaceWriter`'s gate): a page changed by hand, and a file added, since the last build
+    make it write the whole site anew, nothing written in place first."""
+    from rootcause.memo import Kept
+
+    kept = Kept()
+    _serve_build(project, kept)
+    paths = sorted((project / "entries").glob("*.yaml"))
+    other = project / "site" / "entries" / paths[-1].stem / "index.html"
+    time.sleep(0.01)
+    other.write_text("changed by hand", encoding="utf-8")
+    (project / "site" / "entries" / "stray.html").write_text("stray", encoding="utf-8")
+    paths[0].write_text(paths[0].read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    result = _serve_build(project, kept)
+    assert result.written >= 1
+    assert files_of(project / "site") == site_files(project)
+    assert not (project / "site" / "entries" / "stray.html").exists()
