@@ -31,9 +31,34 @@ from .patterns import Compiled
 from .signatures import CompiledSignature, anchors_of
 
 PREFIX = 8                    # characters of an anchor used to look it up in a line
+#: A hard wrap (a terminal's, cut at exactly N columns inside a word) breaks an anchor where no
+#: space stands, so that neither physical line holds it whole and the prefilter, which reads a
+#: space as a wrap but not a cut word, finds neither. Each anchor is therefore also looked for
+#: by its wrap pieces (`wrap_pieces`), one of which such a wrap leaves whole: the line holding
+#: it is a candidate, and the scanner joins the lines of the wrapped message (`scanner.wrap_texts`)
+#: to find the anchor whole. The wrap's width is at least MIN_WRAP_WIDTH (`scanner.MIN_WRAPPED`).
+WRAP_PIECE = 20
+MIN_WRAP_WIDTH = 40
+#: a piece shorter than this is text that ordinary output prints: a short anchor has none
+MIN_PIECE = 12
 _SEPARATORS = re.compile(r"[ \t]+")
 _SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
 FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames
+
+
+def wrap_pieces(anchor: str) -> tuple[str, ...]:
+    """The pieces of an anchor, one of which a wrap at MIN_WRAP_WIDTH columns or more leaves
+    whole, wherever its cuts fall (each is at least MIN_WRAP_WIDTH characters after the last): an
+    anchor of 2 × WRAP_PIECE characters or more, its first two runs of WRAP_PIECE characters (a
+    cut inside the first leaves the second whole, as the next cut is a wrap's width further on);
+    a shorter one, its two halves (one cut at most: one half is whole). Blanks at a piece's ends
+    are dropped; a piece shorter than MIN_PIECE is none (the anchor then has none)."""
+    if len(anchor) >= 2 * WRAP_PIECE:
+        found = (anchor[:WRAP_PIECE], anchor[WRAP_PIECE:2 * WRAP_PIECE])
+    else:
+        found = (anchor[:(len(anchor) + 1) // 2], anchor[len(anchor) // 2:])
+    pieces = tuple(piece.strip(" \t") for piece in found)
+    return pieces if all(len(piece) >= MIN_PIECE for piece in pieces) else ()
 
 
 class CorruptIndex(ValueError):
@@ -120,6 +145,9 @@ class SignatureTable:
         self._loose: list[tuple[bytes, int]] | None = None
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
+        self._pieces: list[tuple[str, ...]] | None = None
+        self._piece_tokens: dict[str, list[int]] | None = None
+        self._piece_loose: list[tuple[bytes, int]] | None = None
         #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
         self.by_function: dict[str, list[int]] = {}
         for number, sig in enumerate(signatures or []):
@@ -177,19 +205,52 @@ class SignatureTable:
                 loose.append((word.encode("utf-8"), number))
         self._tokens, self._loose = tokens, loose
 
+    def pieces(self, number: int) -> tuple[str, ...]:
+        """The wrap pieces of anchor `number` (`wrap_pieces`), found by the prefilter with it."""
+        if self._pieces is None:
+            self._pieces = [wrap_pieces(anchor) for anchor in self.anchors]
+        return self._pieces[number]
+
+    def _piece_keys(self) -> None:
+        """The keys of the anchors' wrap pieces, as `_keys` (a compiled index stores the anchors'
+        own keys only: these are made from the anchors when a scan first needs them)."""
+        tokens: dict[str, list[int]] = {}
+        loose: list[tuple[bytes, int]] = []
+        for number in range(len(self.anchors)):
+            for piece in self.pieces(number):
+                token, word = anchor_keys(piece)
+                if token is not None:
+                    tokens.setdefault(token, []).append(number)
+                else:
+                    loose.append((word.encode("utf-8"), number))
+        self._piece_tokens, self._piece_loose = tokens, loose
+
     @property
     def loose_count(self) -> int:
-        """Anchors looked for as substrings by `possible` (its cost is this times the block's size)."""
+        """Anchors and wrap pieces looked for as substrings by `possible` (its cost is this times
+        the block's size)."""
         if self._loose is None:
             self._keys()
-        return len(self._loose)  # type: ignore[arg-type]
+        if self._piece_loose is None:
+            self._piece_keys()
+        return len(self._loose) + len(self._piece_loose)  # type: ignore[arg-type]
 
     def possible(self, block: bytes) -> set[int]:
-        """Numbers of the anchors that can match somewhere in `block` (see the module's docstring)."""
+        """Numbers of the anchors that can match somewhere in `block`, they or one of their wrap
+        pieces (see the module's docstring)."""
         if self._tokens is None:
             self._keys()
-        keys, found = self._tokens, set[int]()
+        if self._piece_tokens is None:
+            self._piece_keys()
         present = set(block.split())
+        found = self._possible(block, present, self._tokens, self._loose)  # type: ignore[arg-type]
+        found.update(self._possible(block, present, self._piece_tokens, self._piece_loose))  # type: ignore[arg-type]
+        return found
+
+    @staticmethod
+    def _possible(block: bytes, present: set[bytes], keys: dict[str, list[int]],
+                  loose: list[tuple[bytes, int]]) -> set[int]:
+        found = set[int]()
         if len(present) < len(keys):  # type: ignore[arg-type]
             for token in present:
                 try:
@@ -199,10 +260,10 @@ class SignatureTable:
                 if numbers:
                     found.update(numbers)
         else:
-            for key, numbers in keys.items():  # type: ignore[union-attr]
+            for key, numbers in keys.items():
                 if key.encode("utf-8") in present:
                     found.update(numbers)
-        found.update(number for word, number in self._loose if word in block)  # type: ignore[union-attr]
+        found.update(number for word, number in loose if word in block)
         return found
 
     def candidate_anchors(self, text: str) -> list[int]:

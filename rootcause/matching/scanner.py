@@ -23,13 +23,14 @@ import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import BinaryIO
 
 import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
 from .events import EXCEPTION_ANCHORS, recognise, recognise_printed
+from ..text import undecorate
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
@@ -54,8 +55,17 @@ MAX_LINES_SHOWN = 12
 WRAP = r"[ \t\n]+"   # a run of blanks and line breaks: a candidate is read to its second line at most,
                      # so allowing more than one break finds no other line than one break would, and
                      # RE2 compiles this form in 60 % of the time of the one-break form
-#: a line this long or longer may continue on the next line (wrapped without a space at the end)
+#: a line this long or longer, as printed (prefixes included), may continue on the next line
 MIN_WRAPPED = 40
+#: A message is read over at most this many lines after its first (`wrap_texts`): a
+#: terminal, a form or a logger that wraps at 60 columns makes seven of the longest one-line
+#: message an example holds (autograd's in-place error, 375 characters after `[rank3]: `);
+#: beyond that a line is seldom one message, and the work per candidate line stays bounded.
+MAX_WRAPPED_LINES = 8
+#: the events that open a record of their own: a line that is one never continues a message
+#: wrapped from the lines before it (a traceback's lines, an exception's first line)
+RECORD_STARTS = frozenset({"traceback", "frame", "cpp-frame", "chain", "raise", "exception", "cpp-throw",
+                           "cpp-terminate", "report-field", "report-root"})
 #: Saturation. A signature whose bucket is full, and the error events once the log model keeps
 #: no more failures, gain nothing from further lines: their anchors leave the prefilter, so a
 #: log in which most lines match scans at the speed of one in which few do. The prefilter is
@@ -302,8 +312,8 @@ class LineBlocks:
         skipping = False  # inside a line longer than we keep: drop bytes until its newline
         chunk = self.stream.read(CHUNK)
         while chunk:
-            # the next chunk is read first: a last line without its newline (a paste) ends the
-            # last block, after the line whose message a wrap carried onto it (`_take_line`)
+            # the next chunk is read first: an unfinished last line (a paste without its final
+            # newline) ends the last block, after the lines whose message a wrap carried onto it
             ahead = self.stream.read(CHUNK)
             self.bytes_read += len(chunk)
             if skipping:
@@ -414,6 +424,7 @@ class Scanner:
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
         self._short_info = lru_cache(maxsize=8192)(self._line_info)
         self._long_info = lru_cache(maxsize=256)(self._line_info)
+        self._short_wrap = lru_cache(maxsize=4096)(self._wrap_info)
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
@@ -458,9 +469,10 @@ class Scanner:
         parts = [Prefilter(re2.compile(prefilter_regex(run, self._fragments).encode(), self._options)) for run in runs]
         return parts[0] if len(parts) == 1 else Shards(parts)
 
-    def _candidates(self, text: str) -> tuple[int, ...]:
-        """Numbers of the signatures with an anchor in `text`, ascending."""
-        self._lookups += 1
+    def _candidates(self, text: str, counted: bool = True) -> tuple[int, ...]:
+        """Numbers of the signatures with an anchor in `text`, ascending. `counted`: a candidate
+        line's lookup, which counts towards the set (a wrapped message's are not)."""
+        self._lookups += counted
         table = self.table
         if self._set is None and self._lookups > self._set_after:
             options = re2.Options()
@@ -481,8 +493,9 @@ class Scanner:
         prefilter = self._compiled.get(key)
         if prefilter is None:
             events = [a for a in EVENT_ANCHORS if not (exceptions_dead and a in EXCEPTION_ANCHORS)]
-            anchors = self.table.anchors
-            prefilter = self._compile([anchors[n] for n in live] + events)
+            anchors, pieces = self.table.anchors, self.table.pieces
+            # each anchor with its wrap pieces (`anchors.wrap_pieces`): a hard wrap cuts the anchor
+            prefilter = self._compile([anchors[n] for n in live] + [p for n in live for p in pieces(n)] + events)
             if len(self._compiled) >= 32:
                 self._compiled.clear()
             self._compiled[key] = prefilter
@@ -530,6 +543,62 @@ class Scanner:
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
         event = self._event_of(line, raw)
         return line, candidates, step_hit, event
+
+    def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
+        """`_wrap_info`, memoised for short messages (crash loops repeat them whole)."""
+        if len(raw) + sum(map(len, before)) + sum(map(len, following)) <= SHORT_LINE:
+            return self._short_wrap(raw, before, following)
+        return self._wrap_info(raw, before, following)
+
+    def _wrap_info(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
+        """A candidate line's message where a wrap cut it into physical lines (`wrap_texts`):
+        the candidate line `raw` joined with the fewest of the `following` lines, and else begun
+        on the fewest of the lines `before` it (not when the line opens a record of its own: a
+        traceback's line, an exception), each break read first as a space, then as nothing,
+        such that the joined text matches a signature that the line alone does not (its pattern,
+        or its core where the line lacks it) and still matches every signature the line did.
+        Returns (the joined line, its candidate signatures, how many lines before `raw` it
+        begins, how many after it it takes), or None. A pattern that a wrap cut inside its
+        anchor is whole in the joined text: the candidates are looked up there."""
+        line, candidates, _hit, event = self._cached_info(raw)
+        physical = raw.decode("utf-8", "replace").split("\n")
+        after = [more.decode("utf-8", "replace") for more in following]
+        # (lines before, the message's first line parsed and as printed, the lines after it,
+        # how many of those make up the candidate line itself)
+        starts = [(0, line, physical[-1], after, 0)]
+        if before and not (event is not None and event[0] in RECORD_STARTS):
+            earlier = [more.decode("utf-8", "replace") for more in before]
+            starts += [(back, parse_line(earlier[-back]), earlier[-back], earlier[len(earlier) - back + 1:] + physical + after,
+                        back - 1 + len(physical)) for back in range(1, len(earlier) + 1)]
+        signature = self.table.signature
+
+        def hits(n: int, text: str) -> bool:
+            return any(r.search(text) for r in signature(n).step_regexes)
+
+        whole = [n for n in candidates if hits(n, line.text)]
+        cored = {n for n in candidates if signature(n).core and signature(n).core in line.text}
+        for back, first, printed, rest, own in starts:
+            texts = wrap_texts(first, printed, rest, self._starts_record)[max(own - 1, 0):]
+            if not texts:
+                continue   # the lines before do not run on into the candidate line
+            # a multi-line signature's steps are on lines of their own: no wrap joins them
+            found = self._candidates(texts[-1][0], False) + self._candidates(texts[-1][1], False)
+            new = sorted(n for n in set(found) - set(whole)
+                         if not signature(n).multiline)
+            for took, pair in enumerate(texts, start=0 if own else 1):
+                for text in dict.fromkeys(pair) if new else ():
+                    if any(hits(n, text) or (n not in cored and signature(n).core and signature(n).core in text)
+                           for n in new) and all(hits(n, text) for n in whole):
+                        return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
+                                self._candidates(text, False), back, took)
+        return None
+
+    def _starts_record(self, line: LogLine, raw: str) -> bool:
+        """Does a physical line open a record of its own (RECORD_STARTS): no wrap continues onto it."""
+        if not self._events.search(raw.encode("utf-8")):
+            return False
+        event = recognise(line.text)
+        return event is not None and event[0] in RECORD_STARTS
 
     def _event_of(self, line: LogLine, raw: bytes) -> tuple | None:
         """The event a candidate line is: by its text, else by what its first physical line shows
@@ -715,12 +784,14 @@ class _Scan:
             match_start, match_end = match
             start = data.rfind(b"\n", 0, match_start) + 1
             line_number += data.count(b"\n", position, start)
-            position = start
+            taken, position = position, start   # (the end of the last line taken)
             if line_number >= self._next_check:
                 self._next_check = (line_number // SATURATION_CHECK + 1) * SATURATION_CHECK
                 if self._pending or (report.model.saturated and not self._exceptions_dead):
                     self._rebuild(report.model)
-                    continue   # look again from this line with the smaller prefilter
+                    line_number -= data.count(b"\n", taken, start)
+                    position = taken
+                    continue   # look again with the smaller prefilter (the lines before were no candidates)
             # a wrapped anchor spans line breaks: the candidate is every line it touches
             stop = data.find(b"\n", max(match_end - 1, match_start), end)
             raw = data[start:stop]
@@ -728,27 +799,27 @@ class _Scan:
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
                 stop = start + second
                 raw = raw[:second]
-            following = None
-            if stop + 1 < end:
-                after = data.find(b"\n", stop + 1, end)
-                following = data[stop + 1:after]
-            self._take_line(raw, line_number, report, per_signature, following)
-            line_number += raw.count(b"\n") + 1
-            position = stop + 1
+            # the lines before it that its message may have begun on, and those after it
+            before = self._before(data, taken, start)
+            following, ends = self._following(data, stop + 1, end)
+            took = self._take_line(raw, line_number, report, per_signature, before, following)
+            line_number += raw.count(b"\n") + 1 + took
+            position = ends[took - 1] + 1 if took else stop + 1
         return line_number + data.count(b"\n", position, end)
 
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
-                   following: bytes | None) -> None:
+                   before: tuple[bytes, ...] = (), following: tuple[bytes, ...] = ()) -> int:
+        """A candidate line `raw` (one physical line, or two that a wrapped anchor spans), with
+        the physical lines before and after it that its message may span: the message, joined
+        where a wrap cut it (`Scanner._wrap_info`). Returns how many lines after `raw` it took."""
         line, candidates, step_hit, event = self.scanner._cached_info(raw)
-        signature = self.table.signature
-        if candidates and following is not None and not step_hit and b"\n" not in raw \
-                and len(line.text) >= MIN_WRAPPED \
-                and (self.prefilter is None or self.prefilter.span(following) is None):
-            joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
-            if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
-                                                         for n in candidates):
-                line = joined
-                event = self.scanner._event_of(line, raw)
+        took = 0
+        if before or following:
+            joined = self.scanner._wrapped(raw, before, following)
+            if joined is not None:
+                line, candidates, back, took = joined
+                number -= back
+                event = self.scanner._event_of(line, before[-back] if back else raw)
         if event is not None:
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
             if event[0] == "frame":
@@ -769,6 +840,42 @@ class _Scan:
                     ((event is None or event[0] == "raise")
                      and 0 < number - self._frame_at.get(line.stream, -FRAME_GAP - 1) <= FRAME_GAP):
                 self.error_lines.add(number)
+        return took
+
+    def _following(self, data: bytes, at: int, end: int) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+        """The physical lines after a candidate line that may continue its message, and where
+        each ends: up to MAX_WRAPPED_LINES of the block's next lines, none empty, each after a
+        line long enough to have been wrapped (`may_wrap`). A candidate line may be one: a hard
+        wrap leaves an anchor's wrap piece on the line after the one it began on. Which of them
+        continue the message is `wrap_texts`'s to say."""
+        found: list[bytes] = []
+        ends: list[int] = []
+        previous = data[data.rfind(b"\n", 0, at - 1) + 1:at - 1]
+        while at < end and len(found) < MAX_WRAPPED_LINES and may_wrap(previous):
+            stop = data.find(b"\n", at, end)
+            physical = data[at:stop][:LINE_BYTES]
+            if not physical.strip():
+                break
+            found.append(physical)
+            ends.append(stop)
+            previous, at = physical, stop + 1
+        return tuple(found), tuple(ends)
+
+    @staticmethod
+    def _before(data: bytes, low: int, start: int) -> tuple[bytes, ...]:
+        """The physical lines right before a candidate line, after data[low] (the end of the
+        last line taken), that its message may have begun on: up to MAX_WRAPPED_LINES, none
+        empty, each long enough to have been wrapped; the earliest first."""
+        found: list[bytes] = []
+        end = start - 1
+        while end > low and len(found) < MAX_WRAPPED_LINES:
+            begin = max(data.rfind(b"\n", low, end) + 1, low)
+            physical = data[begin:end][:LINE_BYTES]
+            if not physical.strip() or not may_wrap(physical):
+                break
+            found.append(physical)
+            end = begin - 1
+        return tuple(reversed(found))
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()
@@ -789,6 +896,40 @@ class _Scan:
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
 
 
+
+
+def may_wrap(physical: bytes) -> bool:
+    """Is a physical line long enough to have been wrapped: MIN_WRAPPED characters as printed
+    (its prefixes counted, its decoration not)?"""
+    # (a line of fewer bytes has fewer characters: decoding and undecorating never lengthen one)
+    return len(physical) >= MIN_WRAPPED and \
+        len(undecorate(physical.decode("utf-8", "replace")[:MAX_LINE])) >= MIN_WRAPPED
+
+
+def wrap_texts(line: LogLine, last: str, following: list[str],
+               starts_record: Callable[[LogLine, str], bool] = lambda line, raw: False) -> list[tuple[str, str]]:
+    """What a message that a wrap cut into physical lines read before it was cut: for each of
+    the `following` lines that continues the parsed `line` (whose last physical line is `last`),
+    in order, the text joined up to that line, as (spaced, tight): each break read as one space
+    (wrapped at a space, which the wrap took: `rich`, textwrap, a logger) and as nothing unless a
+    blank stood at it (wrapped at a column, inside a word: a terminal, a form). A line continues
+    the message when it carries the same process's prefix (a launcher repeats it on every line
+    of what the process printed), or none at all (a terminal wrapped the printed line): another
+    process's prefix or a timestamp starts another message, and so does an empty line."""
+    texts: list[tuple[str, str]] = []
+    spaced = tight = line.text
+    for raw in following:
+        more = parse_line(raw)
+        text = more.text.strip()
+        if not text or (more.stream != line.stream and (more.stream or more.time is not None)) \
+                or starts_record(more, raw):
+            break
+        blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))
+        spaced = (spaced + " " + text)[:MAX_LINE]
+        tight = (tight + (" " if blank else "") + text)[:MAX_LINE]
+        texts.append((spaced, tight))
+        last = raw
+    return texts
 
 
 def join_lines(physical: list[str], strict: bool = False) -> LogLine:
