@@ -53,6 +53,23 @@ def _elided(text: str, pattern: str | None) -> str:
     return text
 
 
+#: the widths a terminal, a logger or a form wraps a long line at (`_wrapped`)
+WRAP_WIDTHS = (60, 80, 100)
+
+
+def _wrapped(text: str, width: int) -> str:
+    """The text as a terminal shows it `width` columns wide: each line longer than that cut into
+    lines of `width` characters, wherever the cut falls (inside a word, at a space, which stays
+    where it was), its prefixes on its first line only."""
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out)
+
+
 def mutations(example: str, line: int, core: str, pattern: str | None = None,
               frames: bool = False, backtrace: bool = False) -> list[tuple[str, str]]:
     """(name, mutated example) pairs of an example whose signature matched its line `line`
@@ -87,6 +104,10 @@ def mutations(example: str, line: int, core: str, pattern: str | None = None,
         found.append(("cut before its exception line", "\n".join(lines[:line])))
     if backtrace and 0 <= line < len(lines):
         found.append(("without its message line", "\n".join(lines[:line] + lines[line + 1:])))
+    for width in WRAP_WIDTHS:
+        wrapped = _wrapped(example, width)
+        if wrapped != example:
+            found.append((f"wrapped at {width} columns", wrapped))
     elided = _elided(target, pattern)
     if elided != target:
         found.append(("with its numbers elided", "\n".join(lines[:line] + [elided] + lines[line + 1:])))

@@ -575,20 +575,31 @@ class Scanner:
         def hits(n: int, text: str) -> bool:
             return any(r.search(text) for r in signature(n).step_regexes)
 
+        def needed(n: int, text: str, pieces: list[str]) -> bool:
+            """Does the joined text match signature n where none of its physical lines does: a
+            step's pattern, or the core (a multi-line signature's steps on lines next to each
+            other stay lines of their own)."""
+            sig = signature(n)
+            return any(r.search(text) and not any(r.search(piece) for piece in pieces) for r in sig.step_regexes) \
+                or bool(sig.core and sig.core in text and not any(sig.core in piece for piece in pieces))
+
         whole = [n for n in candidates if hits(n, line.text)]
-        cored = {n for n in candidates if signature(n).core and signature(n).core in line.text}
         for back, first, printed, rest, own in starts:
-            texts = wrap_texts(first, printed, rest, self._starts_record)[max(own - 1, 0):]
-            if not texts:
+            joins = wrap_texts(first, printed, rest, self._starts_record)
+            if len(joins) < max(own, 1):
                 continue   # the lines before do not run on into the candidate line
-            # a multi-line signature's steps are on lines of their own: no wrap joins them
-            found = self._candidates(texts[-1][0], False) + self._candidates(texts[-1][1], False)
-            new = sorted(n for n in set(found) - set(whole)
-                         if not signature(n).multiline)
-            for took, pair in enumerate(texts, start=0 if own else 1):
-                for text in dict.fromkeys(pair) if new else ():
-                    if any(hits(n, text) or (n not in cored and signature(n).core and signature(n).core in text)
-                           for n in new) and all(hits(n, text) for n in whole):
+            # (a multi-line signature's step, a traceback's frame line, may be wrapped as any line)
+            found = self._candidates(joins[-1][0], False) + self._candidates(joins[-1][1], False)
+            new = sorted(set(found) - set(whole))
+            if not new:
+                continue
+            pieces = [first.text]
+            for took, (spaced, tight, piece) in enumerate(joins, start=1 - own):
+                pieces.append(piece)
+                if took < 0:
+                    continue   # not yet at the candidate line
+                for text in dict.fromkeys((spaced, tight)):
+                    if any(needed(n, text, pieces) for n in new) and all(hits(n, text) for n in whole):
                         return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
                                 self._candidates(text, False), back, took)
         return None
@@ -907,27 +918,27 @@ def may_wrap(physical: bytes) -> bool:
 
 
 def wrap_texts(line: LogLine, last: str, following: list[str],
-               starts_record: Callable[[LogLine, str], bool] = lambda line, raw: False) -> list[tuple[str, str]]:
+               starts_record: Callable[[LogLine, str], bool] = lambda line, raw: False) -> list[tuple[str, str, str]]:
     """What a message that a wrap cut into physical lines read before it was cut: for each of
     the `following` lines that continues the parsed `line` (whose last physical line is `last`),
-    in order, the text joined up to that line, as (spaced, tight): each break read as one space
+    in order, the text joined up to that line, as (spaced, tight, that line's own text): each break read as one space
     (wrapped at a space, which the wrap took: `rich`, textwrap, a logger) and as nothing unless a
     blank stood at it (wrapped at a column, inside a word: a terminal, a form). A line continues
     the message when it carries the same process's prefix (a launcher repeats it on every line
     of what the process printed), or none at all (a terminal wrapped the printed line): another
     process's prefix or a timestamp starts another message, and so does an empty line."""
-    texts: list[tuple[str, str]] = []
+    texts: list[tuple[str, str, str]] = []
     spaced = tight = line.text
     for raw in following:
         more = parse_line(raw)
         text = more.text.strip()
-        if not text or (more.stream != line.stream and (more.stream or more.time is not None)) \
+        if not text or more.time is not None or (more.stream and more.stream != line.stream) \
                 or starts_record(more, raw):
             break
         blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))
         spaced = (spaced + " " + text)[:MAX_LINE]
         tight = (tight + (" " if blank else "") + text)[:MAX_LINE]
-        texts.append((spaced, tight))
+        texts.append((spaced, tight, text))
         last = raw
     return texts
 
