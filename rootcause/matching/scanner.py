@@ -563,12 +563,12 @@ class Scanner:
         line, candidates, _hit, event = self._cached_info(raw)
         physical = raw.decode("utf-8", "replace").split("\n")
         after = [more.decode("utf-8", "replace") for more in following]
-        # (lines before, the message's first line parsed and as printed, the lines after it,
+        # (lines before, the message's first line parsed, its physical lines, the lines after it,
         # how many of those make up the candidate line itself)
-        starts = [(0, line, physical[-1], after, 0)]
+        starts = [(0, line, physical, after, 0)]
         if before and not (event is not None and event[0] in RECORD_STARTS):
             earlier = [more.decode("utf-8", "replace") for more in before]
-            starts += [(back, parse_line(earlier[-back]), earlier[-back], earlier[len(earlier) - back + 1:] + physical + after,
+            starts += [(back, parse_line(earlier[-back]), [earlier[-back]], earlier[len(earlier) - back + 1:] + physical + after,
                         back - 1 + len(physical)) for back in range(1, len(earlier) + 1)]
         signature = self.table.signature
 
@@ -594,14 +594,19 @@ class Scanner:
             if not new:
                 continue
             pieces = [first.text]
+            best, most = None, 0
             for took, (spaced, tight, piece) in enumerate(joins, start=1 - own):
                 pieces.append(piece)
                 if took < 0:
                     continue   # not yet at the candidate line
                 for text in dict.fromkeys((spaced, tight)):
-                    if any(needed(n, text, pieces) for n in new) and all(hits(n, text) for n in whole):
-                        return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
-                                self._candidates(text, False), back, took)
+                    count = sum(needed(n, text, pieces) for n in new)
+                    if count > most and all(hits(n, text) for n in whole):
+                        best, most = (text, took), count
+            if best is not None:   # the join that the most signatures need, the shortest of those
+                text, took = best
+                return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
+                        self._candidates(text, False), back, took)
         return None
 
     def _starts_record(self, line: LogLine, raw: str) -> bool:
@@ -917,29 +922,47 @@ def may_wrap(physical: bytes) -> bool:
         len(undecorate(physical.decode("utf-8", "replace")[:MAX_LINE])) >= MIN_WRAPPED
 
 
-def wrap_texts(line: LogLine, last: str, following: list[str],
+def printed_width(physical: str) -> int:
+    """A physical line's width as printed: its characters, prefixes counted, decoration not."""
+    return len(undecorate(physical[:MAX_LINE]))
+
+
+def wrap_texts(line: LogLine, physical: list[str], following: list[str],
                starts_record: Callable[[LogLine, str], bool] = lambda line, raw: False) -> list[tuple[str, str, str]]:
     """What a message that a wrap cut into physical lines read before it was cut: for each of
-    the `following` lines that continues the parsed `line` (whose last physical line is `last`),
-    in order, the text joined up to that line, as (spaced, tight, that line's own text): each break read as one space
-    (wrapped at a space, which the wrap took: `rich`, textwrap, a logger) and as nothing unless a
-    blank stood at it (wrapped at a column, inside a word: a terminal, a form). A line continues
-    the message when it carries the same process's prefix (a launcher repeats it on every line
-    of what the process printed), or none at all (a terminal wrapped the printed line): another
-    process's prefix or a timestamp starts another message, and so does an empty line."""
+    the `following` lines that continues the parsed `line` (printed on the `physical` lines),
+    in order, the text joined up to that line, as (spaced, tight, that line's own text): each
+    break read as one space (wrapped at a space, which the wrap took: `rich`, textwrap, a
+    logger) and as nothing unless a blank stood at it (wrapped at a column, inside a word: a
+    terminal, a form).
+
+    A line continues the message when it carries the same process's prefix (a launcher repeats
+    it on every line of what the process printed), or none at all (a terminal wrapped the
+    printed line): another process's prefix or a timestamp starts another message, and so do an
+    empty line and a line that opens a record (`starts_record`: a traceback's line, an
+    exception). And the line before it must have been cut at the wrap's width: a terminal cuts
+    every line but the last at exactly that width, a wrap at spaces cuts a line where its next
+    word would no longer fit; so a line that ends before the widest line so far by more than the
+    next line's first word ended its message (the next one is a line of its own)."""
     texts: list[tuple[str, str, str]] = []
     spaced = tight = line.text
+    width = max(printed_width(p) for p in physical)
+    last = physical[-1]
     for raw in following:
         more = parse_line(raw)
-        text = more.text.strip()
+        text = more.text.strip(" \t")
         if not text or more.time is not None or (more.stream and more.stream != line.stream) \
                 or starts_record(more, raw):
+            break
+        word = text.replace("\t", " ").split(" ", 1)[0]
+        if printed_width(last) + 1 + len(word) <= width:
             break
         blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))
         spaced = (spaced + " " + text)[:MAX_LINE]
         tight = (tight + (" " if blank else "") + text)[:MAX_LINE]
         texts.append((spaced, tight, text))
         last = raw
+        width = max(width, printed_width(raw))
     return texts
 
 
