@@ -923,8 +923,10 @@ def may_wrap(physical: bytes) -> bool:
 
 
 def printed_width(physical: str) -> int:
-    """A physical line's width as printed: its characters, prefixes counted, decoration not."""
-    return len(undecorate(physical[:MAX_LINE]))
+    """A physical line's width as printed: its characters, prefixes and blanks at its end
+    counted (a terminal's cut can leave some there), decoration not."""
+    line = physical[:MAX_LINE].rstrip("\r")
+    return len(undecorate(line)) + len(line) - len(line.rstrip(" \t"))
 
 
 def wrap_texts(line: LogLine, physical: list[str], following: list[str],
@@ -942,11 +944,14 @@ def wrap_texts(line: LogLine, physical: list[str], following: list[str],
     empty line and a line that opens a record (`starts_record`: a traceback's line, an
     exception). And the line before it must have been cut at the wrap's width: a terminal cuts
     every line but the last at exactly that width, a wrap at spaces cuts a line where its next
-    word would no longer fit; so a line that ends before the widest line so far by more than the
-    next line's first word ended its message (the next one is a line of its own)."""
+    word would no longer fit; so a line that ends before the widest line of the join by more
+    than the next line's first word ended its message (the next one is a line of its own)."""
     texts: list[tuple[str, str, str]] = []
     spaced = tight = line.text
     width = max(printed_width(p) for p in physical)
+    # every break so far, as the width the line before it would have had with the next word:
+    # the narrowest of them must be wider than the widest line (which a join only widens)
+    narrowest = None
     last = physical[-1]
     for raw in following:
         more = parse_line(raw)
@@ -955,14 +960,16 @@ def wrap_texts(line: LogLine, physical: list[str], following: list[str],
                 or starts_record(more, raw):
             break
         word = text.replace("\t", " ").split(" ", 1)[0]
-        if printed_width(last) + 1 + len(word) <= width:
+        cut = printed_width(last) + 1 + len(word)
+        narrowest = cut if narrowest is None else min(narrowest, cut)
+        width = max(width, printed_width(raw))
+        if narrowest <= width:
             break
         blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))
         spaced = (spaced + " " + text)[:MAX_LINE]
         tight = (tight + (" " if blank else "") + text)[:MAX_LINE]
         texts.append((spaced, tight, text))
         last = raw
-        width = max(width, printed_width(raw))
     return texts
 
 
