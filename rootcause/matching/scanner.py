@@ -552,11 +552,12 @@ class Scanner:
 
     def _wrap_info(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
         """A candidate line's message where a wrap cut it into physical lines (`wrap_texts`):
-        the candidate line `raw` joined with the fewest of the `following` lines, and else begun
-        on the fewest of the lines `before` it (not when the line opens a record of its own: a
-        traceback's line, an exception), each break read first as a space, then as nothing,
-        such that the joined text matches a signature that the line alone does not (its pattern,
-        or its core where the line lacks it) and still matches every signature the line did.
+        begun on the earliest of the lines `before` it that runs on into it (not when the line
+        opens a record of its own: a traceback's line, an exception), else on the line itself,
+        and joined with as many of the `following` lines as make the joined text match the most
+        signatures that need the join (`needed`: a pattern or core that no physical line holds
+        alone), the fewest lines of those, each break read as a space or as nothing (`wrap_texts`);
+        the join must still match every signature that the line alone did.
         Returns (the joined line, its candidate signatures, how many lines before `raw` it
         begins, how many after it it takes), or None. A pattern that a wrap cut inside its
         anchor is whole in the joined text: the candidates are looked up there."""
@@ -565,11 +566,13 @@ class Scanner:
         after = [more.decode("utf-8", "replace") for more in following]
         # (lines before, the message's first line parsed, its physical lines, the lines after it,
         # how many of those make up the candidate line itself)
-        starts = [(0, line, physical, after, 0)]
+        # the earliest first: a line that continues the message of the line before it is no start
+        starts = []
         if before and not (event is not None and event[0] in RECORD_STARTS):
             earlier = [more.decode("utf-8", "replace") for more in before]
             starts += [(back, parse_line(earlier[-back]), [earlier[-back]], earlier[len(earlier) - back + 1:] + physical + after,
-                        back - 1 + len(physical)) for back in range(1, len(earlier) + 1)]
+                        back - 1 + len(physical)) for back in range(len(earlier), 0, -1)]
+        starts.append((0, line, physical, after, 0))
         signature = self.table.signature
 
         def hits(n: int, text: str) -> bool:
