@@ -36,9 +36,10 @@ PREFIX = 8                    # characters of an anchor used to look it up in a 
 #: space as a wrap but not a cut word, finds neither. Each anchor is therefore also looked for
 #: by its wrap pieces (`wrap_pieces`), one of which such a wrap leaves whole: the line holding
 #: it is a candidate, and the scanner joins the lines of the wrapped message (`scanner.wrap_texts`)
-#: to find the anchor whole. The wrap's width is at least MIN_WRAP_WIDTH (`scanner.MIN_WRAPPED`).
-WRAP_PIECE = 20
-MIN_WRAP_WIDTH = 40
+#: to find the anchor whole. A line this long or longer, as printed (prefixes included), may
+#: continue on the next line: a wrap is at least MIN_WRAPPED columns wide.
+MIN_WRAPPED = 40
+WRAP_PIECE = MIN_WRAPPED // 2
 #: a piece shorter than this is text that ordinary output prints: a short anchor has none
 MIN_PIECE = 12
 _SEPARATORS = re.compile(r"[ \t]+")
@@ -47,8 +48,8 @@ FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames
 
 
 def wrap_pieces(anchor: str) -> tuple[str, ...]:
-    """The pieces of an anchor, one of which a wrap at MIN_WRAP_WIDTH columns or more leaves
-    whole, wherever its cuts fall (each is at least MIN_WRAP_WIDTH characters after the last): an
+    """The pieces of an anchor, one of which a wrap at MIN_WRAPPED columns or more leaves
+    whole, wherever its cuts fall (each is at least MIN_WRAPPED characters after the last): an
     anchor of 2 × WRAP_PIECE characters or more, its first two runs of WRAP_PIECE characters (a
     cut inside the first leaves the second whole, as the next cut is a wrap's width further on);
     a shorter one, its two halves (one cut at most: one half is whole). Blanks at a piece's ends

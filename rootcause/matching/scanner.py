@@ -34,7 +34,7 @@ from ..text import undecorate
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
-from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
+from .anchors import MIN_PIECE, MIN_WRAPPED, WRAP_PIECE, SignatureTable, anchors_of, signature_from_json, signature_problem
 from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
@@ -55,8 +55,6 @@ MAX_LINES_SHOWN = 12
 WRAP = r"[ \t\n]+"   # a run of blanks and line breaks: a candidate is read to its second line at most,
                      # so allowing more than one break finds no other line than one break would, and
                      # RE2 compiles this form in 60 % of the time of the one-break form
-#: a line this long or longer, as printed (prefixes included), may continue on the next line
-MIN_WRAPPED = 40
 #: A message is read over at most this many lines after its first (`wrap_texts`): a
 #: terminal, a form or a logger that wraps at 60 columns makes seven of the longest one-line
 #: message an example holds (autograd's in-place error, 375 characters after `[rank3]: `);

@@ -45,6 +45,7 @@ PYTHON_ONLY = {
     "scan_paths": "reads files", "scan_text": "reads a string", "scan_stream": "reads a binary stream",
     "_line_info": "memoised parse of a candidate line (the browser parses in take)",
     "_cached_info": "the memo of _line_info, bounded in bytes (the browser parses in take)",
+    "_wrapped": "the memo of _wrap_info for short messages (the browser joins in take)",
     "__iter__": "LineBlocks: whole lines of a file in chunks; the browser's worker reads File slices",
     "read": "reads chunks of a stream",
     "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",

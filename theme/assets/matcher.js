@@ -160,6 +160,19 @@
     return best;
   };
 
+  // A word begun in a line (whose scan is `line`) that ends with a blank, read at the line's end:
+  // its smallest start, or -1. scanner.WRAP reads the line break as that blank, so the prefilter
+  // finds it there (the line and the next are its candidate when the next begins with a blank,
+  // which the same run of white space takes in).
+  Automaton.prototype.endsAtBreak = function (line) {
+    var node = this.step(line.state, 32), best = -1;
+    for (var u = this.ends(node); u; u = this.dict[u]) {
+      var begin = line.head - this.depth[u] + 1;
+      if (begin < line.head && (best < 0 || begin < best)) best = begin;
+    }
+    return best;
+  };
+
   // Whether any word occurs in the text with its white space folded.
   Automaton.prototype.inFolded = function (text) { return this.scanFolded(text).first >= 0; };
 
@@ -961,14 +974,43 @@
     this.anchorsOf = anchorsOf;
     // exact anchors (signatures, then events) for a line's text; folded ones for the raw log
     this.automaton = new Automaton(anchors.concat(eventAnchors));
-    var folded = Array.from(new Set(anchors.concat(eventAnchors).map(foldAnchor)));
+    // anchors.wrap_pieces: each anchor is also looked for by its pieces (a hard wrap cuts it)
+    var limits = data.limits;
+    this.pieces = anchors.map(function (a) { return wrapPieces(a, limits); });
+    var pieces = [].concat.apply([], this.pieces);
+    var folded = Array.from(new Set(anchors.concat(pieces, eventAnchors).map(foldAnchor)));
     this.fullPrefilter = new Automaton(folded);
+    this.recordStarts = new Set(data.record_starts || []);
+  }
+
+  // anchors.wrap_pieces: the pieces of an anchor, one of which a wrap at min_wrapped columns or
+  // more leaves whole (its first two runs of wrap_piece characters, or its two halves)
+  function wrapPieces(anchor, limits) {
+    var points = Array.from(anchor), size = limits.wrap_piece, n = points.length, found;
+    if (n >= 2 * size) found = [points.slice(0, size), points.slice(size, 2 * size)];
+    else found = [points.slice(0, Math.floor((n + 1) / 2)), points.slice(Math.floor(n / 2))];
+    var pieces = found.map(function (p) { return trimEnd(p.join(""), " \t", true); });
+    return pieces.every(function (p) { return codePoints(p) >= limits.min_piece; }) ? pieces : [];
+  }
+
+  // Python's len(): code points, not UTF-16 units
+  function codePoints(text) {
+    var count = text.length;
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      if (c >= 0xD800 && c <= 0xDBFF && (text.charCodeAt(i + 1) & 0xFC00) === 0xDC00) { count--; i++; }
+    }
+    return count;
   }
 
   // scanner.Scanner._rebuild: the prefilter without anchors that can no longer add anything
   function livePrefilter(matcher, sat) {
     var live = new Set();
-    matcher.anchors.forEach(function (a, id) { if (!sat.dead.has(id)) live.add(foldAnchor(a)); });
+    matcher.anchors.forEach(function (a, id) {
+      if (sat.dead.has(id)) return;
+      live.add(foldAnchor(a));
+      matcher.pieces[id].forEach(function (p) { live.add(foldAnchor(p)); });
+    });
     matcher.eventAnchors.forEach(function (a) {
       if (!(sat.exceptionsDead && matcher.exceptionAnchors.has(a))) live.add(foldAnchor(a));
     });
@@ -1056,9 +1098,9 @@
     this.prefilter = matcher.fullPrefilter;
     this.partial = "";          // the line being read (no "\n" yet)
     this.dropping = false;      // past MAX_PARTIAL in that line: drop until its end
-    this.pending = null;        // the last complete line, waiting for the one after it
+    this.queue = [];            // complete lines not yet taken: a line is taken with the lines after it
+    this.behind = [];           // the lines since the last candidate line (its message may begin there)
     this.lines = 0;             // lines taken
-    this.skip = false;          // the next line was read with the one before it (a wrapped anchor)
     this.chars = 0;             // characters fed
     this.done = null;
   }
@@ -1091,24 +1133,66 @@
 
   Scan.prototype.complete = function (raw) {
     if (raw.length > MAX_PARTIAL) raw = raw.slice(0, MAX_PARTIAL);
-    if (this.pending !== null) this.take(this.pending, raw);
-    this.pending = raw;
+    this.queue.push(raw);
+    // a line is taken with the one a wrapped anchor spans and the lines its message was wrapped onto
+    while (this.queue.length > this.matcher.limits.max_wrapped_lines + 2) this.take();
   };
 
-  // One line of the log, with the line after it (undefined at the end), as scanner._scan_block.
-  Scan.prototype.take = function (raw, next) {
-    var n = this.lines++;
-    if (this.skip) { this.skip = false; return; }
+  // Blank, as Python's bytes.strip() reads a line (ASCII white space only).
+  function blankLine(raw) { return !trimEnd(raw, " \t\n\r\u000b\f", true); }
+
+  // scanner.may_wrap: a physical line long enough to have been wrapped (as printed)
+  function mayWrap(raw, m) {
+    return codePoints(undecorate(cut(raw, m.limits.max_line), m.decoration)) >= m.limits.min_wrapped;
+  }
+
+  // scanner._Scan._before: the lines right before a candidate line, since the last candidate line,
+  // that its message may have begun on (each long enough to have been wrapped); the earliest first
+  Scan.prototype.before = function () {
+    var found = [], m = this.matcher;
+    for (var i = this.behind.length - 1; i >= 0 && found.length < m.limits.max_wrapped_lines; i--) {
+      var raw = this.behind[i];
+      if (blankLine(raw) || !mayWrap(raw, m)) break;
+      found.unshift(raw);
+    }
+    return found;
+  };
+
+  // scanner._Scan._following: the lines after a candidate line (its `span` first lines of the queue)
+  // that may continue its message: none blank, each after a line long enough to have been wrapped
+  Scan.prototype.following = function (span) {
+    var found = [], m = this.matcher, previous = this.queue[span - 1];
+    for (var k = span; k < this.queue.length && found.length < m.limits.max_wrapped_lines && mayWrap(previous, m); k++) {
+      if (blankLine(this.queue[k])) break;
+      found.push(this.queue[k]);
+      previous = this.queue[k];
+    }
+    return found;
+  };
+
+  // The first line of the queue, with the lines after it, as scanner._scan_block reads a candidate line.
+  Scan.prototype.take = function () {
+    var raw = this.queue[0], next = this.queue[1];
+    var n = this.lines;
     var m = this.matcher, limits = m.limits, rules = m.rules, decoration = m.decoration, sat = this.sat;
     var scanned, within, span;
     for (;;) {
       scanned = this.prefilter.scanFolded(raw); within = scanned.first; span = 1;
+      var ending = this.prefilter.endsAtBreak(scanned);
       if (next !== undefined) {
-        // an anchor that starts on this line and continues on the next (wrapped at a space)
+        // an anchor that starts on this line and continues on the next (wrapped at a space), or
+        // that ends with a blank at the break and takes the next line's leading blanks
         var crossing = this.prefilter.crossing(scanned, next);
+        if (ending >= 0 && /^[ \t]/.test(next) && (crossing < 0 || ending < crossing)) crossing = ending;
         if (crossing >= 0 && (within < 0 || crossing <= within)) span = 2;
       }
-      if (within < 0 && span === 1) return;
+      if (span === 1 && ending >= 0 && (within < 0 || ending < within)) within = ending;
+      if (within < 0 && span === 1) {
+        this.queue.shift(); this.lines++;
+        this.behind.push(raw);
+        if (this.behind.length > limits.max_wrapped_lines) this.behind.shift();
+        return;
+      }
       if (n < sat.next) break;
       sat.next = (Math.floor(n / this.check) + 1) * this.check;
       if (!(sat.pending || (this.model.saturated() && !sat.exceptionsDead))) break;
@@ -1119,21 +1203,26 @@
     var physical = span === 2 ? [raw, next] : [raw];
     var line = joinLines(physical, rules, limits, decoration);
     var sigs = m.candidates(line.text).sigs;
-    if (sigs.length && span === 1 && next !== undefined && Array.from(line.text).length >= (limits.min_wrapped || 40) &&
-        !this.prefilter.inFolded(next) && !sigs.some(function (s) { return s.steps.some(function (r) { return r.test(line.text); }); })) {
-      var joined = joinLines([raw, next], rules, limits, decoration, true);
-      if (joined.text.length > line.text.length && sigs.some(function (s) { return s.steps.some(function (r) { return r.test(joined.text); }); })) {
-        line = joined;
+    // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    var event = m.candidates(physical.join("\n")).event ? eventOf(line, physical, m) : null;
+    // its message, where a wrap cut it into physical lines (scanner._take_line)
+    var before = this.before(), following = this.following(span), took = 0;
+    if (before.length || following.length) {
+      var joined = wrapInfo(m, line, sigs, event, physical, before, following);
+      if (joined) {
+        line = joined.line; sigs = joined.sigs; took = joined.took;
+        n -= joined.back;
+        var first = joined.back ? [before[before.length - joined.back]] : physical;
+        event = m.candidates(first.join("\n")).event ? eventOf(line, first, m) : null;
       }
     }
-    // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    this.queue.splice(0, span + took);
+    this.lines += span + took;
+    this.behind = [];
     var isError = false;
-    if (m.candidates(physical.join("\n")).event) {
-      var event = eventOf(line, physical, m);
-      if (event) {
-        this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
-        if (event[0] === "frame") this.frameAt.set(line.stream, n);
-      }
+    if (event) {
+      this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
+      if (event[0] === "frame") this.frameAt.set(line.stream, n);
     }
     // scanner._take_line: or the place of a traceback's exception line, its class cut off (a
     // frame's `raise` source line is such a place too)
@@ -1154,8 +1243,96 @@
       // a line in no bucket can be in no match: keeping it would grow with the log
       if (kept) { this.hitLines.set(n, line); if (isError) this.errorLines.add(n); }
     }
-    if (span === 2) this.skip = true;
   };
+
+  // scanner.Scanner._wrap_info: a candidate line's message where a wrap cut it into physical lines,
+  // begun on the earliest line before it that runs on into it (not when the line opens a record),
+  // else on the line itself, joined with the following lines that the most signatures need.
+  function wrapInfo(m, line, sigs, event, physical, before, following) {
+    var starts = [];
+    if (before.length && !(event && m.recordStarts.has(event[0]))) {
+      for (var back = before.length; back >= 1; back--) {
+        var at = before.length - back;
+        starts.push({ back: back, first: parseLine(before[at], m.rules, m.limits, m.decoration), physical: [before[at]],
+                      rest: before.slice(at + 1).concat(physical, following), own: back - 1 + physical.length });
+      }
+    }
+    starts.push({ back: 0, first: line, physical: physical, rest: following, own: 0 });
+    var whole = sigs.filter(function (s) { return hits(s, line.text); });
+    for (var i = 0; i < starts.length; i++) {
+      var start = starts[i];
+      var joins = wrapTexts(m, start.first, start.physical, start.rest);
+      if (joins.length < Math.max(start.own, 1)) continue;   // the lines before do not run on into it
+      var last = joins[joins.length - 1], added = new Set();
+      m.candidates(last.spaced).sigs.concat(m.candidates(last.tight).sigs).forEach(function (s) {
+        if (whole.indexOf(s) < 0) added.add(s);
+      });
+      var fresh = Array.from(added);
+      if (!fresh.length) continue;
+      var pieces = [start.first.text], best = null, most = 0;
+      for (var k = 0; k < joins.length; k++) {
+        var took = k + 1 - start.own;
+        pieces.push(joins[k].text);
+        if (took < 0) continue;   // not yet at the candidate line
+        var texts = joins[k].spaced === joins[k].tight ? [joins[k].spaced] : [joins[k].spaced, joins[k].tight];
+        for (var t = 0; t < texts.length; t++) {
+          var text = texts[t];
+          var count = fresh.filter(function (s) { return needed(s, text, pieces); }).length;
+          if (count > most && whole.every(function (s) { return hits(s, text); })) { best = { text: text, took: took }; most = count; }
+        }
+      }
+      if (best) {
+        return { line: makeLine(best.text, start.first.rank, start.first.host, start.first.time),
+                 sigs: m.candidates(best.text).sigs, back: start.back, took: best.took };
+      }
+    }
+    return null;
+  }
+
+  function hits(sig, text) { return sig.steps.some(function (r) { return r.test(text); }); }
+
+  // Does the joined text match the signature where none of its physical lines does alone?
+  function needed(sig, text, pieces) {
+    return sig.steps.some(function (r) { return r.test(text) && !pieces.some(function (p) { return r.test(p); }); }) ||
+      (!!sig.core && text.indexOf(sig.core) >= 0 && !pieces.some(function (p) { return p.indexOf(sig.core) >= 0; }));
+  }
+
+  // scanner.printed_width: a physical line's width as printed (prefixes and blanks at its end counted)
+  function printedWidth(raw, m) {
+    var line = trimEnd(cut(raw, m.limits.max_line), "\r");
+    return codePoints(undecorate(line, m.decoration)) + line.length - trimEnd(line, " \t").length;
+  }
+
+  // scanner._starts_record: a physical line that opens a record of its own (a traceback's line, an exception)
+  function startsRecord(more, raw, m) {
+    if (!m.candidates(raw).event) return false;
+    var event = recognise(more.text, m.events);
+    return !!event && m.recordStarts.has(event[0]);
+  }
+
+  // scanner.wrap_texts: the message joined over each of the following lines that continue it, as
+  // {spaced, tight, text}: breaks read as a space, or as nothing where no blank stood at them.
+  function wrapTexts(m, line, physical, following) {
+    var texts = [], spaced = line.text, tight = line.text, max = m.limits.max_line;
+    var width = Math.max.apply(null, physical.map(function (p) { return printedWidth(p, m); }));
+    var narrowest = null, last = physical[physical.length - 1];
+    for (var i = 0; i < following.length; i++) {
+      var raw = following[i], more = parseLine(raw, m.rules, m.limits, m.decoration);
+      var text = trimEnd(more.text, " \t", true);
+      if (!text || more.time !== null || (more.stream && more.stream !== line.stream) || startsRecord(more, raw, m)) break;
+      var word = text.split("\t").join(" ").split(" ")[0];
+      var cutAt = printedWidth(last, m) + 1 + codePoints(word);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, printedWidth(raw, m));
+      if (narrowest <= width) break;
+      var end = trimEnd(last, "\r"), blank = /[ \t]$/.test(end) || /^[ \t]/.test(more.text);
+      spaced = cut(spaced + " " + text, max);
+      tight = cut(tight + (blank ? " " : "") + text, max);
+      texts.push({ spaced: spaced, tight: tight, text: text });
+      last = raw;
+    }
+    return texts;
+  }
 
   Scan.prototype.saturate = function (sig) {
     var m = this.matcher, sat = this.sat;
@@ -1176,7 +1353,7 @@
   Scan.prototype.result = function () {
     if (this.done) return this.done;
     if (this.partial || this.dropping) { var last = this.partial; this.partial = ""; this.dropping = false; this.complete(last); }
-    if (this.pending !== null) { this.take(this.pending, undefined); this.pending = null; }
+    while (this.queue.length) this.take();
     var limits = this.matcher.limits, perSig = this.perSig, hitLines = this.hitLines;
     var errorLines = this.errorLines, sureCore = this.matcher.sureCore;
     var matches = [], kept = new Set(), matchLines = new Map();
