@@ -50,12 +50,14 @@ FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames
 def wrap_pieces(anchor: str) -> tuple[str, ...]:
     """The pieces of an anchor, one of which a wrap at MIN_WRAPPED columns or more leaves
     whole, wherever its cuts fall (each is at least MIN_WRAPPED characters after the last): an
-    anchor of 2 × WRAP_PIECE characters or more, its first two runs of WRAP_PIECE characters (a
-    cut inside the first leaves the second whole, as the next cut is a wrap's width further on);
+    anchor of 2 × WRAP_PIECE characters or more, its last two runs of WRAP_PIECE characters (a
+    cut inside the last leaves the one before whole, as the cut before is a wrap's width further
+    back; the last ones, as an anchor's first words are often a component's or a class's name
+    that healthy lines print too);
     a shorter one, its two halves (one cut at most: one half is whole). Blanks at a piece's ends
     are dropped; a piece shorter than MIN_PIECE is none (the anchor then has none)."""
     if len(anchor) >= 2 * WRAP_PIECE:
-        found = (anchor[:WRAP_PIECE], anchor[WRAP_PIECE:2 * WRAP_PIECE])
+        found = (anchor[-2 * WRAP_PIECE:-WRAP_PIECE], anchor[-WRAP_PIECE:])
     else:
         found = (anchor[:(len(anchor) + 1) // 2], anchor[len(anchor) // 2:])
     pieces = tuple(piece.strip(" \t") for piece in found)

@@ -423,6 +423,9 @@ class Scanner:
         self._short_info = lru_cache(maxsize=8192)(self._line_info)
         self._long_info = lru_cache(maxsize=256)(self._line_info)
         self._short_wrap = lru_cache(maxsize=4096)(self._wrap_info)
+        # a physical line is read by the joins of up to 2 × MAX_WRAPPED_LINES candidate lines near
+        # it: a short one is read once (at most about 8192 × 2 KiB of keys, as `_short_info`)
+        self._short_physical = lru_cache(maxsize=8192)(self._physical_info)
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
@@ -586,11 +589,11 @@ class Scanner:
 
         whole = [n for n in candidates if hits(n, line.text)]
         for back, first, printed, rest, own in starts:
-            joins = wrap_texts(first, printed, rest, self._starts_record)
+            joins = wrap_texts(first, printed, rest, self._physical)
             if len(joins) < max(own, 1):
                 continue   # the lines before do not run on into the candidate line
             # (a multi-line signature's step, a traceback's frame line, may be wrapped as any line)
-            found = self._candidates(joins[-1][0], False) + self._candidates(joins[-1][1], False)
+            found = self._candidates(joins[-1][0]) + self._candidates(joins[-1][1])
             new = sorted(set(found) - set(whole))
             if not new:
                 continue
@@ -607,8 +610,18 @@ class Scanner:
             if best is not None:   # the join that the most signatures need, the shortest of those
                 text, took = best
                 return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
-                        self._candidates(text, False), back, took)
+                        self._candidates(text), back, took)
         return None
+
+    def _physical(self, raw: str) -> tuple[LogLine, int, bool]:
+        """`_physical_info`, memoised for short lines."""
+        return self._short_physical(raw) if len(raw) <= SHORT_LINE else self._physical_info(raw)
+
+    def _physical_info(self, raw: str) -> tuple[LogLine, int, bool]:
+        """What the wrap join reads of a physical line: (it parsed, its width as printed
+        (`printed_width`), does it open a record of its own (`starts_record`))."""
+        line = parse_line(raw)
+        return line, printed_width(raw), self._starts_record(line, raw)
 
     def _starts_record(self, line: LogLine, raw: str) -> bool:
         """Does a physical line open a record of its own (RECORD_STARTS): no wrap continues onto it."""
@@ -817,8 +830,8 @@ class _Scan:
                 stop = start + second
                 raw = raw[:second]
             # the lines before it that its message may have begun on, and those after it
-            before = self._before(data, taken, start)
-            following, ends = self._following(data, stop + 1, end)
+            before = self._before(data, taken, start, raw)
+            following, ends = self._following(data, stop + 1, end, raw)
             took = self._take_line(raw, line_number, report, per_signature, before, following)
             line_number += raw.count(b"\n") + 1 + took
             position = ends[took - 1] + 1 if took else stop + 1
@@ -859,7 +872,7 @@ class _Scan:
                 self.error_lines.add(number)
         return took
 
-    def _following(self, data: bytes, at: int, end: int) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+    def _following(self, data: bytes, at: int, end: int, raw: bytes) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
         """The physical lines after a candidate line that may continue its message, and where
         each ends: up to MAX_WRAPPED_LINES of the block's next lines, none empty, each after a
         line long enough to have been wrapped (`may_wrap`). A candidate line may be one: a hard
@@ -868,31 +881,53 @@ class _Scan:
         found: list[bytes] = []
         ends: list[int] = []
         previous = data[data.rfind(b"\n", 0, at - 1) + 1:at - 1]
+        read = self.scanner._physical
+        # (only as far as any join could read: `wrap_texts` stops at a line that is no
+        # continuation, at another stream's, and at a break short of the widest line's width)
+        lines = [read(line) for line in raw.decode("utf-8", "replace").split("\n")]
+        streams = {line[0].stream for line in lines} - {""}
+        width, narrowest, last = max(line[1] for line in lines), None, lines[-1]
         while at < end and len(found) < MAX_WRAPPED_LINES and may_wrap(previous):
             stop = data.find(b"\n", at, end)
             physical = data[at:stop][:LINE_BYTES]
             if not physical.strip():
                 break
-            found.append(physical)
-            ends.append(stop)
-            previous, at = physical, stop + 1
-        return tuple(found), tuple(ends)
-
-    @staticmethod
-    def _before(data: bytes, low: int, start: int) -> tuple[bytes, ...]:
-        """The physical lines right before a candidate line, after data[low] (the end of the
-        last line taken), that its message may have begun on: up to MAX_WRAPPED_LINES, none
-        empty, each long enough to have been wrapped; the earliest first."""
-        found: list[bytes] = []
-        end = start - 1
-        while end > low and len(found) < MAX_WRAPPED_LINES:
-            begin = max(data.rfind(b"\n", low, end) + 1, low)
-            physical = data[begin:end][:LINE_BYTES]
-            if not physical.strip() or not may_wrap(physical):
+            line = read(physical.decode("utf-8", "replace"))
+            cut = last[1] + 1 + first_word(line[0])
+            narrowest = cut if narrowest is None else min(narrowest, cut)
+            width = max(width, line[1])
+            streams |= {line[0].stream} - {""}
+            if not continues(line) or len(streams) > 1 or narrowest <= width:
                 break
             found.append(physical)
-            end = begin - 1
-        return tuple(reversed(found))
+            ends.append(stop)
+            previous, at, last = physical, stop + 1, line
+        return tuple(found), tuple(ends)
+
+    def _before(self, data: bytes, low: int, start: int, raw: bytes) -> tuple[bytes, ...]:
+        """The physical lines right before the candidate line `raw` (at data[start]), after
+        data[low] (the end of the last line taken), that its message may have begun on: up to
+        MAX_WRAPPED_LINES, none empty, each long enough to have been wrapped, and each running on
+        into the candidate line as `wrap_texts` would read it (`wrap_starts`); the earliest first."""
+        found: list[bytes] = []
+        read = self.scanner._physical
+
+        def back() -> Iterator[tuple[LogLine, int, bool]]:
+            """The lines before, the latest first, read as `wrap_starts` asks for them."""
+            end = start - 1
+            while end > low and len(found) < MAX_WRAPPED_LINES:
+                begin = max(data.rfind(b"\n", low, end) + 1, low)
+                physical = data[begin:end][:LINE_BYTES]
+                if not physical.strip() or not may_wrap(physical):
+                    return
+                found.append(physical)
+                yield read(physical.decode("utf-8", "replace"))
+                end = begin - 1
+
+        if start - 1 <= low:
+            return ()
+        count = wrap_starts(back(), [read(line) for line in raw.decode("utf-8", "replace").split("\n")])
+        return tuple(reversed(found[:count]))
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()
@@ -930,8 +965,55 @@ def printed_width(physical: str) -> int:
     return len(undecorate(line)) + len(line) - len(line.rstrip(" \t"))
 
 
+def wrap_starts(before: Iterable[tuple[LogLine, int, bool]], physical: list[tuple[LogLine, int, bool]]) -> int:
+    """How many of the lines `before` a candidate line (the latest first) its message may have
+    begun on, each as the physical line is read (parsed, width, opens a record): the lines
+    that `wrap_texts`, begun on one of them, could read on into the candidate line's `physical`
+    lines. Read back from the candidate line: every line after the message's first is a
+    continuation (text, no timestamp, no record, the first line's stream or none), and every
+    break is at the widest line's width (see `wrap_texts`). Where either fails, no earlier line
+    can begin the message either: the count is the lines read back until then."""
+    streams = {line[0].stream for line in physical} - {""}
+    if any(not continues(line) for line in physical) or len(streams) > 1:
+        return 0
+    width = max(line[1] for line in physical)
+    narrowest = min((physical[k][1] + 1 + first_word(physical[k + 1][0]) for k in range(len(physical) - 1)), default=None)
+    count = 0
+    following = physical[0]
+    for line in before:
+        cut = line[1] + 1 + first_word(following[0])
+        narrowest = cut if narrowest is None else min(narrowest, cut)
+        width = max(width, line[1])
+        stream = line[0].stream
+        if narrowest <= width or (stream and streams and stream not in streams):
+            break   # (another process's line neither begins nor continues the message)
+        count += 1   # it may begin the message; an earlier line, only where this one continues one
+        if not continues(line):
+            break
+        if stream:
+            streams.add(stream)
+        following = line
+    return count
+
+
+def continues(line: tuple[LogLine, int, bool]) -> bool:
+    """May a physical line (as `wrap_starts` reads it) continue a message wrapped onto it: text,
+    no timestamp, no record of its own (the stream is the first line's to say)."""
+    parsed, _width, record = line
+    return bool(parsed.text.strip(" \t")) and parsed.time is None and not record
+
+
+def first_word(line: LogLine) -> int:
+    """The length of a continuation line's first word (`wrap_texts`' width rule)."""
+    return len(line.text.strip(" \t").replace("\t", " ").split(" ", 1)[0])
+
+
+def _read_physical(raw: str) -> tuple[LogLine, int, bool]:
+    return parse_line(raw), printed_width(raw), False
+
+
 def wrap_texts(line: LogLine, physical: list[str], following: list[str],
-               starts_record: Callable[[LogLine, str], bool] = lambda line, raw: False) -> list[tuple[str, str, str]]:
+               read: Callable[[str], tuple[LogLine, int, bool]] = _read_physical) -> list[tuple[str, str, str]]:
     """What a message that a wrap cut into physical lines read before it was cut: for each of
     the `following` lines that continues the parsed `line` (printed on the `physical` lines),
     in order, the text joined up to that line, as (spaced, tight, that line's own text): each
@@ -942,28 +1024,27 @@ def wrap_texts(line: LogLine, physical: list[str], following: list[str],
     A line continues the message when it carries the same process's prefix (a launcher repeats
     it on every line of what the process printed), or none at all (a terminal wrapped the
     printed line): another process's prefix or a timestamp starts another message, and so do an
-    empty line and a line that opens a record (`starts_record`: a traceback's line, an
-    exception). And the line before it must have been cut at the wrap's width: a terminal cuts
+    empty line and a line that opens a record (a traceback's line, an exception: `read` gives
+    a physical line parsed, its width, and whether it opens one). And the line before it must have been cut at the wrap's width: a terminal cuts
     every line but the last at exactly that width, a wrap at spaces cuts a line where its next
     word would no longer fit; so a line that ends before the widest line of the join by more
     than the next line's first word ended its message (the next one is a line of its own)."""
     texts: list[tuple[str, str, str]] = []
     spaced = tight = line.text
-    width = max(printed_width(p) for p in physical)
+    width = max(read(p)[1] for p in physical)
     # every break so far, as the width the line before it would have had with the next word:
     # the narrowest of them must be wider than the widest line (which a join only widens)
     narrowest = None
     last = physical[-1]
     for raw in following:
-        more = parse_line(raw)
+        more, more_width, record = read(raw)
         text = more.text.strip(" \t")
-        if not text or more.time is not None or (more.stream and more.stream != line.stream) \
-                or starts_record(more, raw):
+        if not text or more.time is not None or (more.stream and more.stream != line.stream) or record:
             break
         word = text.replace("\t", " ").split(" ", 1)[0]
-        cut = printed_width(last) + 1 + len(word)
+        cut = read(last)[1] + 1 + len(word)
         narrowest = cut if narrowest is None else min(narrowest, cut)
-        width = max(width, printed_width(raw))
+        width = max(width, more_width)
         if narrowest <= width:
             break
         blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))

@@ -984,10 +984,10 @@
   }
 
   // anchors.wrap_pieces: the pieces of an anchor, one of which a wrap at min_wrapped columns or
-  // more leaves whole (its first two runs of wrap_piece characters, or its two halves)
+  // more leaves whole (its last two runs of wrap_piece characters, or its two halves)
   function wrapPieces(anchor, limits) {
     var points = Array.from(anchor), size = limits.wrap_piece, n = points.length, found;
-    if (n >= 2 * size) found = [points.slice(0, size), points.slice(size, 2 * size)];
+    if (n >= 2 * size) found = [points.slice(n - 2 * size, n - size), points.slice(n - size)];
     else found = [points.slice(0, Math.floor((n + 1) / 2)), points.slice(Math.floor(n / 2))];
     var pieces = found.map(function (p) { return trimEnd(p.join(""), " \t", true); });
     return pieces.every(function (p) { return codePoints(p) >= limits.min_piece; }) ? pieces : [];
