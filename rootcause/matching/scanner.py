@@ -740,6 +740,7 @@ class _Scan:
         self._block: frozenset[int] | None = None
         self._state: tuple | None = None
         self.error_lines: set[int] = set()    # kept lines that are an error event (`core_holds`)
+        self.wrap = 1                         # the most physical lines a wrap join read as one (`find_matches`)
         self._frame_at: dict[str, int] = {}   # stream → the line of its last traceback frame
 
     def finish(self) -> Report:
@@ -849,6 +850,7 @@ class _Scan:
             if joined is not None:
                 line, candidates, back, took = joined
                 number -= back
+                self.wrap = max(self.wrap, back + raw.count(b"\n") + 1 + took)
                 event = self.scanner._event_of(line, before[-back] if back else raw)
         if event is not None:
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
@@ -936,7 +938,7 @@ class _Scan:
             if not numbered:
                 continue
             sig = self.table.signature(number)
-            found = find_matches(sig, numbered, first_only=False)
+            found = find_matches(sig, numbered, first_only=False, wrap=self.wrap)
             if sig.core:
                 found = [m for m in found if core_holds(m, self.error_lines)]
             if found:

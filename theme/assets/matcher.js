@@ -1029,9 +1029,9 @@
     return { sigs: result, event: event };
   };
 
-  function vetoed(sig, numbered, first, last, stream) {
+  function vetoed(sig, numbered, first, last, stream, within) {
     if (!sig.unless.length) return false;
-    var low = numbered[first][0] - sig.within, high = numbered[last][0] + sig.within;
+    var low = numbered[first][0] - within, high = numbered[last][0] + within;
     var position = first;
     while (position > 0 && numbered[position - 1][0] >= low) position--;
     for (var i = position; i < numbered.length; i++) {
@@ -1042,12 +1042,13 @@
     return false;
   }
 
-  function findMatches(sig, numbered, firstOnly) {
-    var found = [];
+  // `wrap`: the most physical lines a wrap join read as one (signatures.find_matches): windows that wide
+  function findMatches(sig, numbered, firstOnly, wrap) {
+    var found = [], within = sig.within * (wrap || 1);
     if (!sig.multiline) {
       for (var p = 0; p < numbered.length; p++) {
         var text = numbered[p][1].text, whole = sig.steps[0].test(text);
-        if ((whole || (sig.core && text.indexOf(sig.core) >= 0)) && !vetoed(sig, numbered, p, p, numbered[p][1].stream)) {
+        if ((whole || (sig.core && text.indexOf(sig.core) >= 0)) && !vetoed(sig, numbered, p, p, numbered[p][1].stream, within)) {
           found.push({ sig: sig, lines: [numbered[p][0]], stream: numbered[p][1].stream, byCore: !whole });
           if (firstOnly) break;
         }
@@ -1062,13 +1063,13 @@
       var matched = [start], stream = line.stream, lastPosition = position, step = 1;
       for (var later = position + 1; later < numbered.length; later++) {
         var number = numbered[later][0], other = numbered[later][1];
-        if (number > start + sig.within) break;
+        if (number > start + within) break;
         if (fits(other.stream, stream) && sig.steps[step].test(other.text)) {
           matched.push(number); stream = stream || other.stream; lastPosition = later; step++;
           if (step === sig.steps.length) break;
         }
       }
-      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition, stream)) {
+      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition, stream, within)) {
         found.push({ sig: sig, lines: matched, stream: stream });
         busy.set(line.stream, matched[matched.length - 1]);
         if (firstOnly) break;
@@ -1100,6 +1101,7 @@
     this.dropping = false;      // past MAX_PARTIAL in that line: drop until its end
     this.queue = [];            // complete lines not yet taken: a line is taken with the lines after it
     this.behind = [];           // the lines since the last candidate line (its message may begin there)
+    this.wrap = 1;              // the most physical lines a wrap join read as one (findMatches)
     this.lines = 0;             // lines taken
     this.chars = 0;             // characters fed
     this.done = null;
@@ -1212,6 +1214,7 @@
       if (joined) {
         line = joined.line; sigs = joined.sigs; took = joined.took;
         n -= joined.back;
+        this.wrap = Math.max(this.wrap, joined.back + span + took);
         var first = joined.back ? [before[before.length - joined.back]] : physical;
         event = m.candidates(first.join("\n")).event ? eventOf(line, first, m) : null;
       }
@@ -1355,12 +1358,12 @@
     if (this.partial || this.dropping) { var last = this.partial; this.partial = ""; this.dropping = false; this.complete(last); }
     while (this.queue.length) this.take();
     var limits = this.matcher.limits, perSig = this.perSig, hitLines = this.hitLines;
-    var errorLines = this.errorLines, sureCore = this.matcher.sureCore;
+    var errorLines = this.errorLines, sureCore = this.matcher.sureCore, wrap = this.wrap;
     var matches = [], kept = new Set(), matchLines = new Map();
     this.matcher.signatures.forEach(function (sig) {
       var numbered = perSig.get(sig);
       if (!numbered) return;
-      var all = findMatches(sig, numbered, false);
+      var all = findMatches(sig, numbered, false, wrap);
       if (sig.core) all = all.filter(function (m) { return coreHolds(m, errorLines, sureCore); });
       if (all.length) {
         if (!matchLines.has(sig.entry)) matchLines.set(sig.entry, []);
