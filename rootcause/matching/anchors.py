@@ -149,6 +149,7 @@ class SignatureTable:
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
         self._pieces: list[tuple[str, ...]] | None = None
+        self._piece_prefix: dict[str, list[str]] | None = None
         self._piece_tokens: dict[str, list[int]] | None = None
         self._piece_loose: list[tuple[bytes, int]] | None = None
         #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
@@ -213,6 +214,23 @@ class SignatureTable:
         if self._pieces is None:
             self._pieces = [wrap_pieces(anchor) for anchor in self.anchors]
         return self._pieces[number]
+
+    def holds_piece(self, text: str) -> bool:
+        """Does `text` hold a wrap piece of any anchor (found through its first PREFIX characters)?"""
+        if self._piece_prefix is None:
+            prefix: dict[str, list[str]] = {}
+            for number in range(len(self.anchors)):
+                for piece in self.pieces(number):
+                    bucket = prefix.setdefault(piece[:PREFIX], [])
+                    if piece not in bucket:
+                        bucket.append(piece)
+            self._piece_prefix = prefix
+        get = self._piece_prefix.get
+        for at in range(len(text) - PREFIX + 1):
+            pieces = get(text[at:at + PREFIX])
+            if pieces and any(text.startswith(piece, at) for piece in pieces):
+                return True
+        return False
 
     def _piece_keys(self) -> None:
         """The keys of the anchors' wrap pieces, as `_keys` (a compiled index stores the anchors'

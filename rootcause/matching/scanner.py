@@ -536,14 +536,17 @@ class Scanner:
 
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures by number, does any of their patterns match it, its event)."""
+        signatures by number, does any of their patterns match it, its event, is a wrap join
+        read around it: does it hold a signature's anchor or wrap piece)."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
         event = self._event_of(line, raw)
-        return line, candidates, step_hit, event
+        # a wrap join is read around a line that holds a signature's anchor or wrap piece
+        joins = bool(candidates) or self.table.holds_piece(line.text)
+        return line, candidates, step_hit, event, joins
 
     def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
         """`_wrap_info`, memoised for short messages (crash loops repeat them whole)."""
@@ -562,7 +565,7 @@ class Scanner:
         Returns (the joined line, its candidate signatures, how many lines before `raw` it
         begins, how many after it it takes), or None. A pattern that a wrap cut inside its
         anchor is whole in the joined text: the candidates are looked up there."""
-        line, candidates, _hit, event = self._cached_info(raw)
+        line, candidates, _hit, event, _joins = self._cached_info(raw)
         physical = raw.decode("utf-8", "replace").split("\n")
         after = [more.decode("utf-8", "replace") for more in following]
         # (lines before, the message's first line parsed, its physical lines, the lines after it,
@@ -741,6 +744,7 @@ class _Scan:
         self._state: tuple | None = None
         self.error_lines: set[int] = set()    # kept lines that are an error event (`core_holds`)
         self.wrap = 1                         # the most physical lines a wrap join read as one (`find_matches`)
+        self._fed = -1                        # the last line whose event the log model was fed
         self._frame_at: dict[str, int] = {}   # stream → the line of its last traceback frame
 
     def finish(self) -> Report:
@@ -808,6 +812,7 @@ class _Scan:
         """Find candidate lines in data[:end] (whole lines only); return the next line number."""
         self._enter(data, report.bytes_scanned)
         position = 0
+        low = 0   # the end of the last line that holds a signature's anchor or piece: no message begins before it
         while self.prefilter is not None:
             match = self.prefilter.span(data, position, end)
             if match is None:
@@ -830,12 +835,19 @@ class _Scan:
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
                 stop = start + second
                 raw = raw[:second]
-            # the lines before it that its message may have begun on, and those after it
-            before = self._before(data, taken, start, raw)
-            following, ends = self._following(data, stop + 1, end, raw)
+            # a line that holds a signature's anchor or wrap piece: with the lines before it that
+            # its message may have begun on and those after it. (A line that only an event anchor
+            # brought, a message's first line, say, is read alone, and a join may begin on it.)
+            joins = self.scanner._cached_info(raw)[4]
+            before, following, ends = (), (), ()
+            if joins:
+                before = self._before(data, low, start, raw)
+                following, ends = self._following(data, stop + 1, end, raw)
             took = self._take_line(raw, line_number, report, per_signature, before, following)
             line_number += raw.count(b"\n") + 1 + took
             position = ends[took - 1] + 1 if took else stop + 1
+            if joins:
+                low = position
         return line_number + data.count(b"\n", position, end)
 
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
@@ -843,7 +855,7 @@ class _Scan:
         """A candidate line `raw` (one physical line, or two that a wrapped anchor spans), with
         the physical lines before and after it that its message may span: the message, joined
         where a wrap cut it (`Scanner._wrap_info`). Returns how many lines after `raw` it took."""
-        line, candidates, step_hit, event = self.scanner._cached_info(raw)
+        line, candidates, step_hit, event, _joins = self.scanner._cached_info(raw)
         took = 0
         if before or following:
             joined = self.scanner._wrapped(raw, before, following)
@@ -852,7 +864,8 @@ class _Scan:
                 number -= back
                 self.wrap = max(self.wrap, back + raw.count(b"\n") + 1 + took)
                 event = self.scanner._event_of(line, before[-back] if back else raw)
-        if event is not None:
+        if event is not None and number > self._fed:   # (a join begun on a line read before: fed then)
+            self._fed = number
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
             if event[0] == "frame":
                 self._frame_at[line.stream] = number

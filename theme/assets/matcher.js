@@ -980,6 +980,8 @@
     var pieces = [].concat.apply([], this.pieces);
     var folded = Array.from(new Set(anchors.concat(pieces, eventAnchors).map(foldAnchor)));
     this.fullPrefilter = new Automaton(folded);
+    // anchors.SignatureTable.holds_piece: a wrap join is read around a line that holds one
+    this.pieceAutomaton = new Automaton(Array.from(new Set(pieces)));
     this.recordStarts = new Set(data.record_starts || []);
   }
 
@@ -1102,6 +1104,7 @@
     this.queue = [];            // complete lines not yet taken: a line is taken with the lines after it
     this.behind = [];           // the lines since the last candidate line (its message may begin there)
     this.wrap = 1;              // the most physical lines a wrap join read as one (findMatches)
+    this.fed = -1;              // the last line whose event the log model was fed
     this.lines = 0;             // lines taken
     this.chars = 0;             // characters fed
     this.done = null;
@@ -1148,29 +1151,93 @@
     return codePoints(undecorate(cut(raw, m.limits.max_line), m.decoration)) >= m.limits.min_wrapped;
   }
 
-  // scanner._Scan._before: the lines right before a candidate line, since the last candidate line,
-  // that its message may have begun on (each long enough to have been wrapped); the earliest first
-  Scan.prototype.before = function () {
-    var found = [], m = this.matcher;
-    for (var i = this.behind.length - 1; i >= 0 && found.length < m.limits.max_wrapped_lines; i--) {
-      var raw = this.behind[i];
-      if (blankLine(raw) || !mayWrap(raw, m)) break;
-      found.unshift(raw);
+  // The lines read since the last line that holds a signature's anchor or piece (a message may begin there).
+  Scan.prototype.remember = function (lines) {
+    var behind = this.behind, most = this.matcher.limits.max_wrapped_lines;
+    lines.forEach(function (raw) { behind.push(raw); });
+    if (behind.length > most) behind.splice(0, behind.length - most);
+  };
+
+  // scanner._Scan._before: the lines right before a candidate line (its `physical` lines), since the
+  // last line that holds a signature's anchor or piece, that its message may have begun on (each long
+  // enough to have been wrapped, and running on into it: wrapStarts); the earliest first
+  Scan.prototype.before = function (physical) {
+    var found = [], m = this.matcher, behind = this.behind, i = behind.length - 1;
+    var back = { next: function () {
+      if (i < 0 || found.length >= m.limits.max_wrapped_lines) return null;
+      var raw = behind[i--];
+      if (blankLine(raw) || !mayWrap(raw, m)) return null;
+      found.push(raw);
+      return readPhysical(raw, m);
+    } };
+    var count = wrapStarts(back, physical.map(function (p) { return readPhysical(p, m); }));
+    return found.slice(0, count).reverse();
+  };
+
+  // scanner._Scan._following: the lines after a candidate line (its `span` first lines of the queue)
+  // that may continue its message: none blank, each after a line long enough to have been wrapped,
+  // as far as any join could read (a continuation, of one stream, each break at the widest width)
+  Scan.prototype.following = function (span, physical) {
+    var found = [], m = this.matcher, previous = this.queue[span - 1];
+    var lines = physical.map(function (p) { return readPhysical(p, m); });
+    var streams = new Set(), width = 0, narrowest = null, last = lines[lines.length - 1];
+    lines.forEach(function (l) { if (l.line.stream) streams.add(l.line.stream); width = Math.max(width, l.width); });
+    for (var k = span; k < this.queue.length && found.length < m.limits.max_wrapped_lines && mayWrap(previous, m); k++) {
+      if (blankLine(this.queue[k])) break;
+      var line = readPhysical(this.queue[k], m);
+      var cutAt = last.width + 1 + firstWord(line.line);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, line.width);
+      if (line.line.stream) streams.add(line.line.stream);
+      if (!continues(line) || streams.size > 1 || narrowest <= width) break;
+      found.push(this.queue[k]);
+      previous = this.queue[k]; last = line;
     }
     return found;
   };
 
-  // scanner._Scan._following: the lines after a candidate line (its `span` first lines of the queue)
-  // that may continue its message: none blank, each after a line long enough to have been wrapped
-  Scan.prototype.following = function (span) {
-    var found = [], m = this.matcher, previous = this.queue[span - 1];
-    for (var k = span; k < this.queue.length && found.length < m.limits.max_wrapped_lines && mayWrap(previous, m); k++) {
-      if (blankLine(this.queue[k])) break;
-      found.push(this.queue[k]);
-      previous = this.queue[k];
+  // scanner._physical_info: what the wrap join reads of a physical line
+  function readPhysical(raw, m) {
+    var line = parseLine(raw, m.rules, m.limits, m.decoration);
+    return { line: line, width: printedWidth(raw, m), record: startsRecord(line, raw, m) };
+  }
+
+  // scanner.continues: may a physical line continue a message wrapped onto it
+  function continues(read) {
+    return !!trimEnd(read.line.text, " \t", true) && read.line.time === null && !read.record;
+  }
+
+  // scanner.first_word: the length of a continuation line's first word
+  function firstWord(line) {
+    return codePoints(trimEnd(line.text, " \t", true).split("\t").join(" ").split(" ")[0]);
+  }
+
+  // scanner.wrap_starts: how many of the lines before a candidate line (read from `back`, the latest
+  // first) its message may have begun on: read back while each could be a continuation of one stream
+  // and every break is at the widest line's width
+  function wrapStarts(back, physical) {
+    var streams = new Set();
+    physical.forEach(function (p) { if (p.line.stream) streams.add(p.line.stream); });
+    if (physical.some(function (p) { return !continues(p); }) || streams.size > 1) return 0;
+    var width = Math.max.apply(null, physical.map(function (p) { return p.width; })), narrowest = null;
+    for (var k = 0; k + 1 < physical.length; k++) {
+      var inner = physical[k].width + 1 + firstWord(physical[k + 1].line);
+      narrowest = narrowest === null ? inner : Math.min(narrowest, inner);
     }
-    return found;
-  };
+    var count = 0, following = physical[0], line;
+    while ((line = back.next()) !== null) {
+      var cutAt = line.width + 1 + firstWord(following.line);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, line.width);
+      var stream = line.line.stream;
+      if (narrowest <= width || (stream && streams.size && !streams.has(stream))) break;
+      count++;
+      if (!continues(line)) break;
+      if (stream) streams.add(stream);
+      following = line;
+    }
+    return count;
+  }
 
   // The first line of the queue, with the lines after it, as scanner._scan_block reads a candidate line.
   Scan.prototype.take = function () {
@@ -1191,8 +1258,7 @@
       if (span === 1 && ending >= 0 && (within < 0 || ending < within)) within = ending;
       if (within < 0 && span === 1) {
         this.queue.shift(); this.lines++;
-        this.behind.push(raw);
-        if (this.behind.length > limits.max_wrapped_lines) this.behind.shift();
+        this.remember([raw]);
         return;
       }
       if (n < sat.next) break;
@@ -1207,8 +1273,11 @@
     var sigs = m.candidates(line.text).sigs;
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
     var event = m.candidates(physical.join("\n")).event ? eventOf(line, physical, m) : null;
-    // its message, where a wrap cut it into physical lines (scanner._take_line)
-    var before = this.before(), following = this.following(span), took = 0;
+    // its message, where a wrap cut it into physical lines (scanner._take_line), read around a
+    // line that holds a signature's anchor or wrap piece (a line that only an event anchor brought
+    // is read alone, and a join may begin on it)
+    var joins = sigs.length > 0 || !!m.pieceAutomaton.find(line.text);
+    var before = joins ? this.before(physical) : [], following = joins ? this.following(span, physical) : [], took = 0;
     if (before.length || following.length) {
       var joined = wrapInfo(m, line, sigs, event, physical, before, following);
       if (joined) {
@@ -1219,13 +1288,18 @@
         event = m.candidates(first.join("\n")).event ? eventOf(line, first, m) : null;
       }
     }
-    this.queue.splice(0, span + took);
+    var taken = this.queue.splice(0, span + took);
     this.lines += span + took;
-    this.behind = [];
+    if (joins) this.behind = [];
+    else this.remember(taken);
     var isError = false;
     if (event) {
-      this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
-      if (event[0] === "frame") this.frameAt.set(line.stream, n);
+      isError = m.errorEvents.has(event[0]);
+      if (n > this.fed) {   // (a join begun on a line read before: fed then)
+        this.fed = n;
+        this.model.feed(n, line, event[0], event[1]);
+        if (event[0] === "frame") this.frameAt.set(line.stream, n);
+      }
     }
     // scanner._take_line: or the place of a traceback's exception line, its class cut off (a
     // frame's `raise` source line is such a place too)
