@@ -41,7 +41,7 @@ PREFIX = 8                    # characters of an anchor used to look it up in a 
 MIN_WRAPPED = 40
 WRAP_PIECE = MIN_WRAPPED // 2
 #: a piece shorter than this is text that ordinary output prints: a short anchor has none
-MIN_PIECE = 10
+MIN_PIECE = 8
 _SEPARATORS = re.compile(r"[ \t]+")
 _SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
 FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames

@@ -537,15 +537,16 @@ class Scanner:
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
         signatures by number, does any of their patterns match it, its event, is a wrap join
-        read around it: does it hold a signature's anchor or wrap piece)."""
+        read around it: does it hold a signature's anchor or wrap piece, or is it an error)."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
         event = self._event_of(line, raw)
-        # a wrap join is read around a line that holds a signature's anchor or wrap piece
-        joins = bool(candidates) or self.table.holds_piece(line.text)
+        # a wrap join is read around a line that holds a signature's anchor or wrap piece, or is
+        # an error (a signal's line, an exception: the rest of its message may hold the anchor)
+        joins = bool(candidates) or (event is not None and event[0] in ERROR_EVENTS) or self.table.holds_piece(line.text)
         return line, candidates, step_hit, event, joins
 
     def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
@@ -835,9 +836,9 @@ class _Scan:
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
                 stop = start + second
                 raw = raw[:second]
-            # a line that holds a signature's anchor or wrap piece: with the lines before it that
-            # its message may have begun on and those after it. (A line that only an event anchor
-            # brought, a message's first line, say, is read alone, and a join may begin on it.)
+            # a line that holds a signature's anchor or wrap piece, or an error: with the lines
+            # before it that its message may have begun on and those after it. (A line that only
+            # an event anchor brought is read alone, and a join may begin on it.)
             joins = self.scanner._cached_info(raw)[4]
             before, following, ends = (), (), ()
             if joins:

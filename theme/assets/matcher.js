@@ -1274,9 +1274,9 @@
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
     var event = m.candidates(physical.join("\n")).event ? eventOf(line, physical, m) : null;
     // its message, where a wrap cut it into physical lines (scanner._take_line), read around a
-    // line that holds a signature's anchor or wrap piece (a line that only an event anchor brought
-    // is read alone, and a join may begin on it)
-    var joins = sigs.length > 0 || !!m.pieceAutomaton.find(line.text);
+    // line that holds a signature's anchor or wrap piece, or is an error (a line that only another
+    // event anchor brought is read alone, and a join may begin on it)
+    var joins = sigs.length > 0 || (!!event && m.errorEvents.has(event[0])) || !!m.pieceAutomaton.find(line.text);
     var before = joins ? this.before(physical) : [], following = joins ? this.following(span, physical) : [], took = 0;
     if (before.length || following.length) {
       var joined = wrapInfo(m, line, sigs, event, physical, before, following);
