@@ -583,13 +583,14 @@ class Scanner:
         def hits(n: int, text: str) -> bool:
             return any(r.search(text) for r in signature(n).step_regexes)
 
-        def needed(n: int, text: str, pieces: list[str]) -> bool:
-            """Does the joined text match signature n where none of its physical lines does: a
-            step's pattern, or the core (a multi-line signature's steps on lines next to each
-            other stay lines of their own)."""
+        def needed(n: int, text: str, pieces: list[str]) -> int:
+            """Does the joined text match signature n where none of its physical lines does: 2
+            for a step's pattern, 1 for the core only, else 0 (a multi-line signature's steps on
+            lines next to each other stay lines of their own)."""
             sig = signature(n)
-            return any(r.search(text) and not any(r.search(piece) for piece in pieces) for r in sig.step_regexes) \
-                or bool(sig.core and sig.core in text and not any(sig.core in piece for piece in pieces))
+            if any(r.search(text) and not any(r.search(piece) for piece in pieces) for r in sig.step_regexes):
+                return 2
+            return int(bool(sig.core and sig.core in text and not any(sig.core in piece for piece in pieces)))
 
         whole = [n for n in candidates if hits(n, line.text)]
         for back, first, printed, rest, own in starts:
@@ -608,7 +609,7 @@ class Scanner:
                 if took < 0:
                     continue   # not yet at the candidate line
                 for text in dict.fromkeys((spaced, tight)):
-                    count = sum(needed(n, text, pieces) for n in new)
+                    count = sum(needed(n, text, pieces) for n in new)   # (a pattern counts over a core)
                     if count > most and all(hits(n, text) for n in whole):
                         best, most = (text, took), count
             if best is not None:   # the join that the most signatures need, the shortest of those

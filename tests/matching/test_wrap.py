@@ -64,8 +64,8 @@ def test_a_watchdog_line_soft_wrapped_at_spaces_and_repeating_its_prefix_is_name
 def test_ordinary_short_lines_are_not_joined(bundled):
     """Lines that no wrap cut (shorter than a wrap's width) are read one by one: a signature
     whose words lie on several of them matches none."""
-    short = ["[rank1]: Watchdog caught collective", "[rank1]: operation timeout: WorkNCCL(SeqNum=808,",
-             "[rank1]: OpType=ALLREDUCE) ran for 600020", "[rank1]: milliseconds before timing out."]
+    short = ["[rank1]: Watchdog caught collective", "[rank1]: operation timeout:", "[rank1]: WorkNCCL(SeqNum=808,",
+             "[rank1]: OpType=ALLREDUCE) ran for", "[rank1]: 600020 milliseconds before", "[rank1]: timing out."]
     assert all(len(line) < MIN_WRAPPED for line in short)
     assert named(bundled, "\n".join(short)) is None
 
@@ -117,35 +117,27 @@ def test_the_wrap_mutations_cut_every_line_at_the_width():
 
 
 def test_check_reports_an_example_a_wrap_makes_name_nothing(tmp_path: Path):
-    """An example whose message a wrap cuts where no join can find it again (its pattern's words
-    spread over lines that end short of the width: two lines, not one wrapped line) fails the
-    mutation check at the example, naming the wrap."""
+    """A signature whose anchor is too short for wrap pieces (`zqxv probe `), on an example line
+    that a wrap at 60 columns cuts inside that anchor: no line holds it whole and none holds an
+    event, so the wrapped example names nothing. E056 at the example, naming the wrap."""
     project = copy_bundled_project(tmp_path / "p")
-    entry = project / "entries" / "zz-wrap-probe.yaml"
-    source = (REPO / "entries" / "bitsandbytes-no-gpu.yaml").read_text(encoding="utf-8")
-    assert "id: bitsandbytes-no-gpu\n" in source
-    text = source.replace("id: bitsandbytes-no-gpu\n", "id: zz-wrap-probe\n")
-    entry.write_text(text, encoding="utf-8")
-    (project / "entries" / "bitsandbytes-no-gpu.yaml").unlink()
+    path = project / "entries" / "bitsandbytes-no-gpu.yaml"
+    text = path.read_text(encoding="utf-8")
+    pattern = '  - pattern: "The installed version of bitsandbytes was compiled without GPU support."'
+    assert pattern in text
+    text = text.replace(pattern, '  - pattern: "zqxv probe {int} of {int} xq"')
+    start = text.index("    examples:\n", text.index("zqxv probe"))
+    end = text.index("  - pattern:", start)
+    line = "x" * 57 + " zqxv probe 3 of 4 xq"   # cut at 60 columns: "... zq" and "xv probe 3 of 4 xq"
+    text = text[:start] + ("    examples:\n      - log: |\n          " + line + "\n"
+                           '        reproduced: "torch 2.13.0+cpu, Python 3.12: python probe.py"\n') + text[end:]
+    path.write_text(text, encoding="utf-8")
+    assert not any(piece for piece in wrap_pieces("zqxv probe "))
     result = run_cli("--root", str(project), "check")
-    assert result.returncode == 0, result.stdout.decode()[-2000:]
-    # the same entry with a signature that holds a message in which no wrap piece survives a cut:
-    # a pattern of two short words far apart (no anchor long enough for pieces)
-    probe = text.replace("examples:", "examples:", 1)
-    lines = probe.split("\n")
-    pattern_at = next(i for i, line in enumerate(lines) if line.strip().startswith("- pattern:"))
-    indent = lines[pattern_at][:len(lines[pattern_at]) - len(lines[pattern_at].lstrip())]
-    lines[pattern_at] = f'{indent}- pattern: "zq probe {{int}} of {{int}} xv"'
-    example_at = next(i for i in range(pattern_at, len(lines)) if lines[i].strip().startswith("- log:"))
-    body_indent = " " * (len(lines[example_at]) - len(lines[example_at].lstrip()) + 4)
-    end = next(i for i in range(example_at + 1, len(lines))
-               if lines[i].strip() and not lines[i].startswith(body_indent))
-    filler = "w" * 55
-    lines[example_at:end] = [lines[example_at].split("- log:")[0] + "- log: |",
-                             f"{body_indent}{filler} zq pro", f"{body_indent}be 3 of 4 xv"]
-    entry.write_text("\n".join(lines), encoding="utf-8")
-    result = run_cli("--root", str(project), "check")
-    out = result.stdout.decode()
-    assert result.returncode == 1, out[-2000:]
-    errors = [l for l in out.splitlines() if "E056" in l and "zz-wrap-probe" in l]
-    assert errors, out[-2000:]
+    assert result.returncode == 1
+    errors = [l for l in result.stdout.decode().splitlines() if "E056" in l]
+    assert len(errors) == 1, result.stdout.decode()[-2000:]
+    where = errors[0].split(": error[E056]: ")[0]
+    example_at = next(n for n, l in enumerate(text.splitlines(), 1) if l.strip() == "- log: |" and n > 20)
+    assert where == f"entries/bitsandbytes-no-gpu.yaml:{example_at}:9"
+    assert "example 1 of signature 1, wrapped at 60 columns, names no entry instead of this entry" in errors[0]

@@ -1354,7 +1354,7 @@
         var texts = joins[k].spaced === joins[k].tight ? [joins[k].spaced] : [joins[k].spaced, joins[k].tight];
         for (var t = 0; t < texts.length; t++) {
           var text = texts[t];
-          var count = fresh.filter(function (s) { return needed(s, text, pieces); }).length;
+          var count = fresh.reduce(function (sum, s) { return sum + needed(s, text, pieces); }, 0);   // (a pattern counts over a core)
           if (count > most && whole.every(function (s) { return hits(s, text); })) { best = { text: text, took: took }; most = count; }
         }
       }
@@ -1368,10 +1368,11 @@
 
   function hits(sig, text) { return sig.steps.some(function (r) { return r.test(text); }); }
 
-  // Does the joined text match the signature where none of its physical lines does alone?
+  // Does the joined text match the signature where none of its physical lines does alone: 2 for a
+  // step's pattern, 1 for the core only, else 0
   function needed(sig, text, pieces) {
-    return sig.steps.some(function (r) { return r.test(text) && !pieces.some(function (p) { return r.test(p); }); }) ||
-      (!!sig.core && text.indexOf(sig.core) >= 0 && !pieces.some(function (p) { return p.indexOf(sig.core) >= 0; }));
+    if (sig.steps.some(function (r) { return r.test(text) && !pieces.some(function (p) { return r.test(p); }); })) return 2;
+    return sig.core && text.indexOf(sig.core) >= 0 && !pieces.some(function (p) { return p.indexOf(sig.core) >= 0; }) ? 1 : 0;
   }
 
   // scanner.printed_width: a physical line's width as printed (prefixes and blanks at its end counted)
