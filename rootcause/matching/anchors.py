@@ -39,6 +39,9 @@ PREFIX = 8                    # characters of an anchor used to look it up in a 
 #: to find the anchor whole. A line this long or longer, as printed (prefixes included), may
 #: continue on the next line: a wrap is at least MIN_WRAPPED columns wide.
 MIN_WRAPPED = 40
+#: ... and at most this many: a longer line is no terminal's or form's wrap (and a join of such
+#: lines, a log of long lines packed with anchors, would cost the scan dearly for nothing)
+MAX_WRAPPED = 512
 WRAP_PIECE = MIN_WRAPPED // 2
 #: a piece shorter than this is text that ordinary output prints: a short anchor has none
 MIN_PIECE = 8

@@ -34,7 +34,8 @@ from ..text import undecorate
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
-from .anchors import MIN_PIECE, MIN_WRAPPED, WRAP_PIECE, SignatureTable, anchors_of, signature_from_json, signature_problem
+from .anchors import (MAX_WRAPPED, MIN_PIECE, MIN_WRAPPED, WRAP_PIECE, SignatureTable, anchors_of, signature_from_json,
+                      signature_problem)
 from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
@@ -598,7 +599,7 @@ class Scanner:
             if len(joins) < max(own, 1):
                 continue   # the lines before do not run on into the candidate line
             # (a multi-line signature's step, a traceback's frame line, may be wrapped as any line)
-            found = self._candidates(joins[-1][0]) + self._candidates(joins[-1][1])
+            found = self._candidates(joins[-1][0], False) + self._candidates(joins[-1][1], False)
             new = sorted(set(found) - set(whole))
             if not new:
                 continue
@@ -615,7 +616,7 @@ class Scanner:
             if best is not None:   # the join that the most signatures need, the shortest of those
                 text, took = best
                 return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
-                        self._candidates(text), back, took)
+                        self._candidates(text, False), back, took)
         return None
 
     def _physical(self, raw: str) -> tuple[LogLine, int, bool]:
@@ -969,10 +970,10 @@ class _Scan:
 
 def may_wrap(physical: bytes) -> bool:
     """Is a physical line long enough to have been wrapped: MIN_WRAPPED characters as printed
-    (its prefixes counted, its decoration not)?"""
+    (its prefixes counted, its decoration not), and no more than MAX_WRAPPED?"""
     # (a line of fewer bytes has fewer characters: decoding and undecorating never lengthen one)
     return len(physical) >= MIN_WRAPPED and \
-        len(undecorate(physical.decode("utf-8", "replace")[:MAX_LINE])) >= MIN_WRAPPED
+        MIN_WRAPPED <= len(undecorate(physical.decode("utf-8", "replace")[:MAX_LINE])) <= MAX_WRAPPED
 
 
 def printed_width(physical: str) -> int:

@@ -1146,9 +1146,10 @@
   // Blank, as Python's bytes.strip() reads a line (ASCII white space only).
   function blankLine(raw) { return !trimEnd(raw, " \t\n\r\u000b\f", true); }
 
-  // scanner.may_wrap: a physical line long enough to have been wrapped (as printed)
+  // scanner.may_wrap: a physical line long enough to have been wrapped (as printed), and no longer than a wrap
   function mayWrap(raw, m) {
-    return codePoints(undecorate(cut(raw, m.limits.max_line), m.decoration)) >= m.limits.min_wrapped;
+    var width = codePoints(undecorate(cut(raw, m.limits.max_line), m.decoration));
+    return width >= m.limits.min_wrapped && width <= m.limits.max_wrapped;
   }
 
   // The lines read since the last line that holds a signature's anchor or piece (a message may begin there).
