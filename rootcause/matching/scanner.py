@@ -12,6 +12,19 @@ the anchors that can occur in them (`anchors.SignatureTable.possible`), signatur
 materialised when one of their anchors is met, and the expression of every anchor is compiled
 only once a log has proved long enough to pay for it (see SUBSET_BYTES_PER_ANCHOR). Which way a
 block is read changes the cost, never the lines found.
+
+A message that a terminal, a form or a logger wrapped over several physical lines (#31) is read
+as one line. A wrap at a space is found by the prefilter itself (WRAP); a terminal's cut inside a
+word is found through the anchors' wrap pieces (`anchors.wrap_pieces`, one of which any wrap of
+MIN_WRAPPED columns or more leaves whole). Around a line that holds a signature's anchor or wrap
+piece, or is an error, the lines its message may have begun on and run on to are read
+(`_Scan._before`, `_Scan._following`, at most MAX_WRAPPED_LINES each way) and joined
+(`Scanner._wrap_info`, `wrap_texts`): only lines that continue it (no timestamp, no other
+process's prefix, no record of their own), only while every line before a break was cut at the
+wrap's width (a line that ends short of it ended its message), and only where the join makes a
+signature match that none of its physical lines matches alone. The joined line keeps its first
+line's number and prefixes; a log whose messages a wrap cut is read with multi-line windows as
+wide as the wrap made them (`find_matches`' `wrap`).
 """
 
 from __future__ import annotations
