@@ -560,7 +560,8 @@ class Scanner:
         event = self._event_of(line, raw)
         # a wrap join is read around a line that holds a signature's anchor or wrap piece, or is
         # an error (a signal's line, an exception: the rest of its message may hold the anchor)
-        joins = bool(candidates) or (event is not None and event[0] in ERROR_EVENTS) or self.table.holds_piece(line.text)
+        joins = bool(candidates) or (event is not None and event[0] in ERROR_EVENTS) or \
+            self.table.holds_piece(line.text)
         return line, candidates, step_hit, event, joins
 
     def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
@@ -589,8 +590,9 @@ class Scanner:
         starts = []
         if before and not (event is not None and event[0] in RECORD_STARTS):
             earlier = [more.decode("utf-8", "replace") for more in before]
-            starts += [(back, parse_line(earlier[-back]), [earlier[-back]], earlier[len(earlier) - back + 1:] + physical + after,
-                        back - 1 + len(physical)) for back in range(len(earlier), 0, -1)]
+            starts += [(back, parse_line(earlier[-back]), [earlier[-back]],
+                        earlier[len(earlier) - back + 1:] + physical + after, back - 1 + len(physical))
+                       for back in range(len(earlier), 0, -1)]
         starts.append((0, line, physical, after, 0))
         signature = self.table.signature
 
@@ -937,8 +939,8 @@ class _Scan:
 
     def _before(self, data: bytes, low: int, start: int, raw: bytes) -> tuple[bytes, ...]:
         """The physical lines right before the candidate line `raw` (at data[start]), after
-        data[low] (the end of the last line taken), that its message may have begun on: up to
-        MAX_WRAPPED_LINES, none empty, each long enough to have been wrapped, and each running on
+        data[low] (the end of the last line a join was read around), that its message may have
+        begun on: up to MAX_WRAPPED_LINES, none empty, each long enough to have been wrapped, and each running on
         into the candidate line as `wrap_texts` would read it (`wrap_starts`); the earliest first."""
         found: list[bytes] = []
         read = self.scanner._physical
@@ -1008,7 +1010,8 @@ def wrap_starts(before: Iterable[tuple[LogLine, int, bool]], physical: list[tupl
     if any(not continues(line) for line in physical) or len(streams) > 1:
         return 0
     width = max(line[1] for line in physical)
-    narrowest = min((physical[k][1] + 1 + first_word(physical[k + 1][0]) for k in range(len(physical) - 1)), default=None)
+    narrowest = min((physical[k][1] + 1 + first_word(physical[k + 1][0]) for k in range(len(physical) - 1)),
+                    default=None)
     count = 0
     following = physical[0]
     for line in before:
@@ -1056,10 +1059,11 @@ def wrap_texts(line: LogLine, physical: list[str], following: list[str],
     it on every line of what the process printed), or none at all (a terminal wrapped the
     printed line): another process's prefix or a timestamp starts another message, and so do an
     empty line and a line that opens a record (a traceback's line, an exception: `read` gives
-    a physical line parsed, its width, and whether it opens one). And the line before it must have been cut at the wrap's width: a terminal cuts
-    every line but the last at exactly that width, a wrap at spaces cuts a line where its next
-    word would no longer fit; so a line that ends before the widest line of the join by more
-    than the next line's first word ended its message (the next one is a line of its own)."""
+    a physical line parsed, its width, and whether it opens one). And the line before it must
+    have been cut at the wrap's width: a terminal cuts every line but the last at exactly that
+    width, a wrap at spaces cuts a line where its next word would no longer fit; so a line that
+    ends before the widest line of the join by more than the next line's first word ended its
+    message (the next one is a line of its own)."""
     texts: list[tuple[str, str, str]] = []
     spaced = tight = line.text
     width = max(read(p)[1] for p in physical)

@@ -133,7 +133,8 @@ class Match:
 Numbered = list[tuple[int, LogLine]]
 
 
-def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: bool = True, wrap: int = 1) -> list[Match]:
+def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: bool = True,
+                 wrap: int = 1) -> list[Match]:
     """Matches of one signature among numbered lines, per the semantics above.
 
     `numbered` may omit lines that no pattern can match (the scanner keeps only lines holding an
