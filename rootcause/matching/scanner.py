@@ -443,6 +443,7 @@ class Scanner:
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
+        self._wrap_lookups = 0
         self._set_after = max(SET_AFTER_LOOKUPS, len(self.table.anchors))
         self.last_scan: _Scan | None = None        # the state of the last scan finished (for tests)
 
@@ -486,10 +487,13 @@ class Scanner:
 
     def _candidates(self, text: str, counted: bool = True) -> tuple[int, ...]:
         """Numbers of the signatures with an anchor in `text`, ascending. `counted`: a candidate
-        line's lookup, which counts towards the set (a wrapped message's are not)."""
-        self._lookups += counted
+        line's lookup, else a wrapped message's (counted apart: either kind pays for the set)."""
+        if counted:
+            self._lookups += 1
+        else:
+            self._wrap_lookups += 1
         table = self.table
-        if self._set is None and self._lookups > self._set_after:
+        if self._set is None and max(self._lookups, self._wrap_lookups) > self._set_after:
             options = re2.Options()
             options.literal = True
             options.max_mem = 256 << 20
