@@ -67,6 +67,16 @@ def wrap_pieces(anchor: str) -> tuple[str, ...]:
     return pieces if all(len(piece) >= MIN_PIECE for piece in pieces) else ()
 
 
+def cut_at_edge(text: str, begin: int, anchor: str) -> bool:
+    """Is `anchor`, placed at text[begin], cut by the text's start or end, the text agreeing with
+    it up to that edge?"""
+    end = begin + len(anchor)
+    if begin >= 0 and end <= len(text):
+        return False
+    low, high = max(begin, 0), min(end, len(text))
+    return low < high and text[low:high] == anchor[low - begin:high - begin]
+
+
 class CorruptIndex(ValueError):
     """A compiled index whose content does not hold together (a record that is not one)."""
 
@@ -152,7 +162,7 @@ class SignatureTable:
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
         self._pieces: list[tuple[str, ...]] | None = None
-        self._piece_prefix: dict[str, list[str]] | None = None
+        self._piece_prefix: dict[str, list[tuple[str, str, int]]] | None = None
         self._piece_tokens: dict[str, list[int]] | None = None
         self._piece_loose: list[tuple[bytes, int]] | None = None
         #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
@@ -218,21 +228,24 @@ class SignatureTable:
             self._pieces = [wrap_pieces(anchor) for anchor in self.anchors]
         return self._pieces[number]
 
-    def holds_piece(self, text: str) -> bool:
-        """Does `text` hold a wrap piece of any anchor (found through its first PREFIX characters)?"""
+    def holds_cut_anchor(self, text: str) -> bool:
+        """Does `text` hold a wrap piece of an anchor that runs on past its start or its end: the
+        text agrees with the anchor up to its edge, and the rest of the anchor would lie on the
+        line before or after (a wrap cut it)? A piece found through its first PREFIX characters."""
         if self._piece_prefix is None:
-            prefix: dict[str, list[str]] = {}
-            for number in range(len(self.anchors)):
+            prefix: dict[str, list[tuple[str, str, int]]] = {}
+            for number, anchor in enumerate(self.anchors):
                 for piece in self.pieces(number):
                     bucket = prefix.setdefault(piece[:PREFIX], [])
-                    if piece not in bucket:
-                        bucket.append(piece)
+                    found = (piece, anchor, anchor.find(piece))
+                    if found not in bucket:
+                        bucket.append(found)
             self._piece_prefix = prefix
         get = self._piece_prefix.get
         for at in range(len(text) - PREFIX + 1):
-            pieces = get(text[at:at + PREFIX])
-            if pieces and any(text.startswith(piece, at) for piece in pieces):
-                return True
+            for piece, anchor, offset in get(text[at:at + PREFIX]) or ():
+                if text.startswith(piece, at) and cut_at_edge(text, at - offset, anchor):
+                    return True
         return False
 
     def _piece_keys(self) -> None:

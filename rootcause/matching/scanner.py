@@ -555,17 +555,23 @@ class Scanner:
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
         signatures by number, does any of their patterns match it, its event, is a wrap join
-        read around it: does it hold a signature's anchor or wrap piece, or is it an error)."""
+        read around it (see below))."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
         event = self._event_of(line, raw)
-        # a wrap join is read around a line that holds a signature's anchor or wrap piece, or is
-        # an error (a signal's line, an exception: the rest of its message may hold the anchor)
-        joins = bool(candidates) or (event is not None and event[0] in ERROR_EVENTS) or \
-            self.table.holds_piece(line.text)
+        # a wrap join is read around a line that holds a signature's anchor whose pattern it does
+        # not match alone, or no anchor but a wrap piece of one that a wrap cut at its start or end
+        # (`holds_cut_anchor`), or an error (a signal's line, an exception:
+        # the rest of its message may hold the anchor). A line that every signature it holds an
+        # anchor of matches is a message whole: it is read alone, and a later line's join may
+        # begin on it.
+        if candidates:
+            joins = not all(any(r.search(line.text) for r in signature(n).step_regexes) for n in candidates)
+        else:
+            joins = (event is not None and event[0] in ERROR_EVENTS) or self.table.holds_cut_anchor(line.text)
         return line, candidates, step_hit, event, joins
 
     def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:

@@ -980,8 +980,19 @@
     var pieces = [].concat.apply([], this.pieces);
     var folded = Array.from(new Set(anchors.concat(pieces, eventAnchors).map(foldAnchor)));
     this.fullPrefilter = new Automaton(folded);
-    // anchors.SignatureTable.holds_piece: a wrap join is read around a line that holds one
-    this.pieceAutomaton = new Automaton(Array.from(new Set(pieces)));
+    // anchors.SignatureTable.holds_cut_anchor: a wrap join is read around a line that holds a piece of
+    // an anchor that a wrap cut at the line's start or end
+    var pieceWords = Array.from(new Set(pieces)), placed = new Map();
+    anchors.forEach(function (a, id) {
+      this.pieces[id].forEach(function (p) {
+        if (!placed.has(p)) placed.set(p, []);
+        var list = placed.get(p), offset = a.indexOf(p);
+        if (!list.some(function (x) { return x[0] === a && x[1] === offset; })) list.push([a, offset]);
+      });
+    }, this);
+    this.pieceWords = pieceWords;
+    this.piecePlaces = placed;
+    this.pieceAutomaton = new Automaton(pieceWords);
     this.recordStarts = new Set(data.record_starts || []);
   }
 
@@ -1275,9 +1286,10 @@
     // an event line holds an event anchor as printed (a rich frame's box is part of it)
     var event = m.candidates(physical.join("\n")).event ? eventOf(line, physical, m) : null;
     // its message, where a wrap cut it into physical lines (scanner._take_line), read around a
-    // line that holds a signature's anchor or wrap piece, or is an error (a line that only another
-    // event anchor brought is read alone, and a join may begin on it)
-    var joins = sigs.length > 0 || (!!event && m.errorEvents.has(event[0])) || !!m.pieceAutomaton.find(line.text);
+    // line that holds a signature's anchor whose pattern it does not match alone, or no anchor but
+    // a wrap piece or an error (scanner._line_info); another line is read alone, and a join may begin on it
+    var joins = sigs.length ? !sigs.every(function (s) { return hits(s, line.text); })
+      : (!!event && m.errorEvents.has(event[0])) || holdsCutAnchor(m, line.text);
     var before = joins ? this.before(physical) : [], following = joins ? this.following(span, physical) : [], took = 0;
     if (before.length || following.length) {
       var joined = wrapInfo(m, line, sigs, event, physical, before, following);
@@ -1365,6 +1377,27 @@
       }
     }
     return null;
+  }
+
+  // anchors.SignatureTable.holds_cut_anchor: a wrap piece of an anchor that runs on past the text's start or end
+  function holdsCutAnchor(m, text) {
+    var ids = m.pieceAutomaton.find(text);
+    if (!ids) return false;
+    return Array.from(ids).some(function (id) {
+      var piece = m.pieceWords[id], places = m.piecePlaces.get(piece);
+      for (var at = text.indexOf(piece); at >= 0; at = text.indexOf(piece, at + 1)) {
+        for (var k = 0; k < places.length; k++) if (cutAtEdge(text, at - places[k][1], places[k][0])) return true;
+      }
+      return false;
+    });
+  }
+
+  // anchors.cut_at_edge: an anchor placed at text[begin], cut by the text's start or end, agreeing up to it
+  function cutAtEdge(text, begin, anchor) {
+    var end = begin + anchor.length;
+    if (begin >= 0 && end <= text.length) return false;
+    var low = Math.max(begin, 0), high = Math.min(end, text.length);
+    return low < high && text.slice(low, high) === anchor.slice(low - begin, high - begin);
   }
 
   function hits(sig, text) { return sig.steps.some(function (r) { return r.test(text); }); }
