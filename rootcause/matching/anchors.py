@@ -163,6 +163,8 @@ class SignatureTable:
         self._short: list[int] | None = None
         self._pieces: list[tuple[str, ...]] | None = None
         self._piece_prefix: dict[str, list[tuple[str, str, int]]] | None = None
+        self._piece_words: frozenset[str] = frozenset()
+        self._piece_loose_words = None   # an RE2 program of the loose pieces' words
         self._piece_tokens: dict[str, list[int]] | None = None
         self._piece_loose: list[tuple[bytes, int]] | None = None
         #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
@@ -241,6 +243,21 @@ class SignatureTable:
                     if found not in bucket:
                         bucket.append(found)
             self._piece_prefix = prefix
+            if self._piece_tokens is None:
+                self._piece_keys()
+            # (a piece's interior word is a whole word of the text, or its longest word is in it)
+            import re2
+
+            from .patterns import escape
+
+            self._piece_words = frozenset(self._piece_tokens)  # type: ignore[arg-type]
+            loose = sorted({word.decode("utf-8") for word, _ in self._piece_loose})  # type: ignore[union-attr]
+            options = re2.Options()
+            options.max_mem = 64 << 20
+            self._piece_loose_words = re2.compile("|".join(escape(word) for word in loose), options) if loose else None
+        if self._piece_words.isdisjoint(_SEPARATORS.split(text)) and \
+                (self._piece_loose_words is None or self._piece_loose_words.search(text) is None):
+            return False   # no piece at all (most lines): the search by position is spared
         get = self._piece_prefix.get
         for at in range(len(text) - PREFIX + 1):
             for piece, anchor, offset in get(text[at:at + PREFIX]) or ():
