@@ -170,10 +170,14 @@ _DECORATION = [(re.compile(regex), replacement) for _, regex, replacement in DEC
 #: a cheap test per rule before its regex runs: most lines have no decoration at all
 DECORATION_NEEDS = (("\x1b",), ("\r", "^M"), (">",), ("\u2502", "\u2503", "\u2551"), ("%|",))
 _TRAILING = " \t\f\v"
+#: any rule's mark: one search tells that a line needs none of them (most lines)
+_ANY_NEED = re.compile("|".join(re.escape(mark) for marks in DECORATION_NEEDS for mark in marks))
 
 
 def undecorate(line: str) -> str:
     """A log line without the decoration listed above (see the comment before DECORATION_RULES)."""
+    if _ANY_NEED.search(line) is None:
+        return line.rstrip(_TRAILING)
     for (regex, replacement), marks in zip(_DECORATION, DECORATION_NEEDS):
         if any(mark in line for mark in marks):  # noqa: SIM110 - a cheap test before the regex
             line = regex.sub(replacement, line)

@@ -6,9 +6,12 @@ or host prefix or a timestamp, quoted in an issue (`> `), with Windows line ends
 first sentence, behind another exception class or none (an older release, a wrapper that
 re-raises), with its numbers elided, and, for a signature that declares its raising frames, cut
 just before its exception line (a Python frame) or without its message line (a C++ frame the
-example's backtrace shows). Wrapping is not among them: the scanner joins a message
-wrapped over two physical lines, not the three to six a terminal's wrap makes of a long one
-(bench/README.md counts what a wrap at 60, 80 and 100 columns would fail). Each example of each
+example's backtrace shows), and wrapped by a terminal at 60, 80 and 100 columns: every line
+longer than that cut into lines of that width, wherever the cut falls (the scanner joins the
+message again: `matching.scanner.wrap_texts`). One class of wrap is not asked of an example: a
+cut whose rest reads as a line of its own (blank, behind what a launcher's prefix or a
+timestamp looks like, or opening a record such as an exception's line, `_reads_alone`), which
+no reader can tell from a line that the software printed so. Each example of each
 signature is mutated in each of these ways and diagnosed with every entry's signatures, as
 `rootcause diagnose` would: the report must name the same entry first as it does for the example
 itself, and no mutation may name another one. An example whose own report names another entry
@@ -53,6 +56,43 @@ def _elided(text: str, pattern: str | None) -> str:
     return text
 
 
+#: the widths a terminal, a logger or a form wraps a long line at (`_wrapped`)
+WRAP_WIDTHS = (60, 80, 100)
+
+
+def _wrapped(text: str, width: int) -> str:
+    """The text as a terminal shows it `width` columns wide: each line longer than that cut into
+    lines of `width` characters, wherever the cut falls (inside a word, at a space, which stays
+    where it was), its prefixes on its first line only."""
+    out = []
+    for line in text.split("\n"):
+        while len(line) > width:
+            out.append(line[:width])
+            line = line[width:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def _reads_alone(text: str, width: int) -> bool:
+    """Does a wrap at `width` columns leave a line that reads as a line of its own: the rest of a
+    cut line that is blank, begins with what a prefix looks like (`9: ...`, a timestamp) or
+    opens a record (`...ShapeException: ...` reads as an exception's line)? No reader can tell
+    such a line from one that the software printed so: the scanner does not join it, and the
+    wrap mutation is not asked of the example at that width."""
+    from ..matching.events import recognise
+    from ..matching.logline import parse_line
+    from ..matching.scanner import RECORD_STARTS
+
+    for line in text.split("\n"):
+        for at in range(width, len(line), width):
+            rest = parse_line(line[at:at + width])
+            event = recognise(rest.text)
+            if not rest.text.strip(" \t") or rest.stream or rest.time is not None or \
+                    (event is not None and event[0] in RECORD_STARTS):
+                return True
+    return False
+
+
 def mutations(example: str, line: int, core: str, pattern: str | None = None,
               frames: bool = False, backtrace: bool = False) -> list[tuple[str, str]]:
     """(name, mutated example) pairs of an example whose signature matched its line `line`
@@ -87,6 +127,10 @@ def mutations(example: str, line: int, core: str, pattern: str | None = None,
         found.append(("cut before its exception line", "\n".join(lines[:line])))
     if backtrace and 0 <= line < len(lines):
         found.append(("without its message line", "\n".join(lines[:line] + lines[line + 1:])))
+    for width in WRAP_WIDTHS:
+        wrapped = _wrapped(example, width)
+        if wrapped != example and not _reads_alone(example, width):
+            found.append((f"wrapped at {width} columns", wrapped))
     elided = _elided(target, pattern)
     if elided != target:
         found.append(("with its numbers elided", "\n".join(lines[:line] + [elided] + lines[line + 1:])))

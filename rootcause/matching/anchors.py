@@ -31,9 +31,50 @@ from .patterns import Compiled
 from .signatures import CompiledSignature, anchors_of
 
 PREFIX = 8                    # characters of an anchor used to look it up in a line
+#: A hard wrap (a terminal's, cut at exactly N columns inside a word) breaks an anchor where no
+#: space stands, so that neither physical line holds it whole and the prefilter, which reads a
+#: space as a wrap but not a cut word, finds neither. Each anchor is therefore also looked for
+#: by its wrap pieces (`wrap_pieces`), one of which such a wrap leaves whole: the line holding
+#: it is a candidate, and the scanner joins the lines of the wrapped message (`scanner.wrap_texts`)
+#: to find the anchor whole. A line this long or longer, as printed (prefixes included), may
+#: continue on the next line: a wrap is at least MIN_WRAPPED columns wide.
+MIN_WRAPPED = 40
+#: ... and at most this many: a longer line is no terminal's or form's wrap (and a join of such
+#: lines, a log of long lines packed with anchors, would cost the scan dearly for nothing)
+MAX_WRAPPED = 512
+WRAP_PIECE = MIN_WRAPPED // 2
+#: a piece shorter than this is text that ordinary output prints: a short anchor has none
+MIN_PIECE = 8
 _SEPARATORS = re.compile(r"[ \t]+")
 _SPLIT_BYTES = frozenset(b" \t\n\r\x0b\x0c")   # where bytes.split() cuts a token
 FORMAT = 3   # 2: a signature record may hold its core; 3: its raising frames
+
+
+def wrap_pieces(anchor: str) -> tuple[str, ...]:
+    """The pieces of an anchor, one of which a wrap at MIN_WRAPPED columns or more leaves
+    whole, wherever its cuts fall (each is at least MIN_WRAPPED characters after the last): an
+    anchor of 2 × WRAP_PIECE characters or more, its last two runs of WRAP_PIECE characters (a
+    cut inside the last leaves the one before whole, as the cut before is a wrap's width further
+    back; the last ones, as an anchor's first words are often a component's or a class's name
+    that healthy lines print too);
+    a shorter one, its two halves (one cut at most: one half is whole). Blanks at a piece's ends
+    are dropped; a piece shorter than MIN_PIECE is none (the anchor then has none)."""
+    if len(anchor) >= 2 * WRAP_PIECE:
+        found = (anchor[-2 * WRAP_PIECE:-WRAP_PIECE], anchor[-WRAP_PIECE:])
+    else:
+        found = (anchor[:(len(anchor) + 1) // 2], anchor[len(anchor) // 2:])
+    pieces = tuple(piece.strip(" \t") for piece in found)
+    return pieces if all(len(piece) >= MIN_PIECE for piece in pieces) else ()
+
+
+def cut_at_edge(text: str, begin: int, anchor: str) -> bool:
+    """Is `anchor`, placed at text[begin], cut by the text's start or end, the text agreeing with
+    it up to that edge?"""
+    end = begin + len(anchor)
+    if begin >= 0 and end <= len(text):
+        return False
+    low, high = max(begin, 0), min(end, len(text))
+    return low < high and text[low:high] == anchor[low - begin:high - begin]
 
 
 class CorruptIndex(ValueError):
@@ -120,6 +161,12 @@ class SignatureTable:
         self._loose: list[tuple[bytes, int]] | None = None
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
+        self._pieces: list[tuple[str, ...]] | None = None
+        self._piece_prefix: dict[str, list[tuple[str, str, int]]] | None = None
+        self._piece_words: frozenset[str] = frozenset()
+        self._piece_loose_words = None   # an RE2 program of the loose pieces' words
+        self._piece_tokens: dict[str, list[int]] | None = None
+        self._piece_loose: list[tuple[bytes, int]] | None = None
         #: function → the signatures that name a raising frame in it (`scanner.frame_matches`)
         self.by_function: dict[str, list[int]] = {}
         for number, sig in enumerate(signatures or []):
@@ -177,19 +224,87 @@ class SignatureTable:
                 loose.append((word.encode("utf-8"), number))
         self._tokens, self._loose = tokens, loose
 
+    def pieces(self, number: int) -> tuple[str, ...]:
+        """The wrap pieces of anchor `number` (`wrap_pieces`), found by the prefilter with it."""
+        if self._pieces is None:
+            self._pieces = [wrap_pieces(anchor) for anchor in self.anchors]
+        return self._pieces[number]
+
+    def holds_cut_anchor(self, text: str) -> bool:
+        """Does `text` hold a wrap piece of an anchor that runs on past its start or its end: the
+        text agrees with the anchor up to its edge, and the rest of the anchor would lie on the
+        line before or after (a wrap cut it)? A piece found through its first PREFIX characters."""
+        if self._piece_prefix is None:
+            prefix: dict[str, list[tuple[str, str, int]]] = {}
+            for number, anchor in enumerate(self.anchors):
+                for piece in self.pieces(number):
+                    bucket = prefix.setdefault(piece[:PREFIX], [])
+                    found = (piece, anchor, anchor.find(piece))
+                    if found not in bucket:
+                        bucket.append(found)
+            self._piece_prefix = prefix
+            if self._piece_tokens is None:
+                self._piece_keys()
+            # (a piece's interior word is a whole word of the text, or its longest word is in it)
+            import re2
+
+            from .patterns import escape
+
+            self._piece_words = frozenset(self._piece_tokens)  # type: ignore[arg-type]
+            loose = sorted({word.decode("utf-8") for word, _ in self._piece_loose})  # type: ignore[union-attr]
+            options = re2.Options()
+            options.max_mem = 64 << 20
+            self._piece_loose_words = re2.compile("|".join(escape(word) for word in loose), options) if loose else None
+        if self._piece_words.isdisjoint(_SEPARATORS.split(text)) and \
+                (self._piece_loose_words is None or self._piece_loose_words.search(text) is None):
+            return False   # no piece at all (most lines): the search by position is spared
+        get = self._piece_prefix.get
+        for at in range(len(text) - PREFIX + 1):
+            for piece, anchor, offset in get(text[at:at + PREFIX]) or ():
+                if text.startswith(piece, at) and cut_at_edge(text, at - offset, anchor):
+                    return True
+        return False
+
+    def _piece_keys(self) -> None:
+        """The keys of the anchors' wrap pieces, as `_keys` (a compiled index stores the anchors'
+        own keys only: these are made from the anchors when a scan first needs them)."""
+        tokens: dict[str, list[int]] = {}
+        loose: list[tuple[bytes, int]] = []
+        for number in range(len(self.anchors)):
+            for piece in self.pieces(number):
+                token, word = anchor_keys(piece)
+                if token is not None:
+                    tokens.setdefault(token, []).append(number)
+                else:
+                    loose.append((word.encode("utf-8"), number))
+        self._piece_tokens, self._piece_loose = tokens, loose
+
     @property
     def loose_count(self) -> int:
-        """Anchors looked for as substrings by `possible` (its cost is this times the block's size)."""
+        """Anchors and wrap pieces looked for as substrings by `possible` (its cost is this times
+        the block's size)."""
         if self._loose is None:
             self._keys()
-        return len(self._loose)  # type: ignore[arg-type]
+        if self._piece_loose is None:
+            self._piece_keys()
+        return len(self._loose) + len(self._piece_loose)  # type: ignore[arg-type]
 
     def possible(self, block: bytes) -> set[int]:
-        """Numbers of the anchors that can match somewhere in `block` (see the module's docstring)."""
+        """Numbers of the anchors that can match somewhere in `block`, they or one of their wrap
+        pieces (see the module's docstring)."""
         if self._tokens is None:
             self._keys()
-        keys, found = self._tokens, set[int]()
+        if self._piece_tokens is None:
+            self._piece_keys()
         present = set(block.split())
+        found = self._possible(block, present, self._tokens, self._loose)  # type: ignore[arg-type]
+        found.update(self._possible(block, present, self._piece_tokens, self._piece_loose))  # type: ignore[arg-type]
+        return found
+
+    @staticmethod
+    def _possible(block: bytes, present: set[bytes], keys: dict[str, list[int]],
+                  loose: list[tuple[bytes, int]]) -> set[int]:
+        found = set[int]()
         if len(present) < len(keys):  # type: ignore[arg-type]
             for token in present:
                 try:
@@ -199,10 +314,10 @@ class SignatureTable:
                 if numbers:
                     found.update(numbers)
         else:
-            for key, numbers in keys.items():  # type: ignore[union-attr]
+            for key, numbers in keys.items():
                 if key.encode("utf-8") in present:
                     found.update(numbers)
-        found.update(number for word, number in self._loose if word in block)  # type: ignore[union-attr]
+        found.update(number for word, number in loose if word in block)
         return found
 
     def candidate_anchors(self, text: str) -> list[int]:

@@ -12,6 +12,19 @@ the anchors that can occur in them (`anchors.SignatureTable.possible`), signatur
 materialised when one of their anchors is met, and the expression of every anchor is compiled
 only once a log has proved long enough to pay for it (see SUBSET_BYTES_PER_ANCHOR). Which way a
 block is read changes the cost, never the lines found.
+
+A message that a terminal, a form or a logger wrapped over several physical lines (#31) is read
+as one line. A wrap at a space is found by the prefilter itself (WRAP); a terminal's cut inside a
+word is found through the anchors' wrap pieces (`anchors.wrap_pieces`, one of which any wrap of
+MIN_WRAPPED columns or more leaves whole). Around a line that holds a signature's anchor or wrap
+piece, or is an error, the lines its message may have begun on and run on to are read
+(`_Scan._before`, `_Scan._following`, at most MAX_WRAPPED_LINES each way) and joined
+(`Scanner._wrap_info`, `wrap_texts`): only lines that continue it (no timestamp, no other
+process's prefix, no record of their own), only while every line before a break was cut at the
+wrap's width (a line that ends short of it ended its message), and only where the join makes a
+signature match that none of its physical lines matches alone. The joined line keeps its first
+line's number and prefixes; a log whose messages a wrap cut is read with multi-line windows as
+wide as the wrap made them (`find_matches`' `wrap`).
 """
 
 from __future__ import annotations
@@ -23,17 +36,19 @@ import zlib
 from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Iterable, Iterator, Set
+from collections.abc import Callable, Iterable, Iterator, Set
 from typing import BinaryIO
 
 import re2
 
 from .events import ANCHORS as EVENT_ANCHORS
 from .events import EXCEPTION_ANCHORS, recognise, recognise_printed
+from ..text import undecorate
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
 from .patterns import escape
-from .anchors import SignatureTable, anchors_of, signature_from_json, signature_problem
+from .anchors import (MAX_WRAPPED, MIN_PIECE, MIN_WRAPPED, WRAP_PIECE, SignatureTable, anchors_of, signature_from_json,
+                      signature_problem)
 from .rows import row_problem
 from .signatures import CompiledSignature, Match, find_matches
 
@@ -54,8 +69,15 @@ MAX_LINES_SHOWN = 12
 WRAP = r"[ \t\n]+"   # a run of blanks and line breaks: a candidate is read to its second line at most,
                      # so allowing more than one break finds no other line than one break would, and
                      # RE2 compiles this form in 60 % of the time of the one-break form
-#: a line this long or longer may continue on the next line (wrapped without a space at the end)
-MIN_WRAPPED = 40
+#: A message is read over at most this many lines after its first (`wrap_texts`): a
+#: terminal, a form or a logger that wraps at 60 columns makes seven of the longest one-line
+#: message an example holds (autograd's in-place error, 375 characters after `[rank3]: `);
+#: beyond that a line is seldom one message, and the work per candidate line stays bounded.
+MAX_WRAPPED_LINES = 8
+#: the events that open a record of their own: a line that is one never continues a message
+#: wrapped from the lines before it (a traceback's lines, an exception's first line)
+RECORD_STARTS = frozenset({"traceback", "frame", "cpp-frame", "chain", "raise", "exception", "cpp-throw",
+                           "cpp-terminate", "report-field", "report-root"})
 #: Saturation. A signature whose bucket is full, and the error events once the log model keeps
 #: no more failures, gain nothing from further lines: their anchors leave the prefilter, so a
 #: log in which most lines match scans at the speed of one in which few do. The prefilter is
@@ -302,8 +324,8 @@ class LineBlocks:
         skipping = False  # inside a line longer than we keep: drop bytes until its newline
         chunk = self.stream.read(CHUNK)
         while chunk:
-            # the next chunk is read first: a last line without its newline (a paste) ends the
-            # last block, after the line whose message a wrap carried onto it (`_take_line`)
+            # the next chunk is read first: an unfinished last line (a paste without its final
+            # newline) ends the last block, after the lines whose message a wrap carried onto it
             ahead = self.stream.read(CHUNK)
             self.bytes_read += len(chunk)
             if skipping:
@@ -414,9 +436,14 @@ class Scanner:
         self._events = re2.compile("|".join(escape(a) for a in EVENT_ANCHORS).encode(), options)
         self._short_info = lru_cache(maxsize=8192)(self._line_info)
         self._long_info = lru_cache(maxsize=256)(self._line_info)
+        self._short_wrap = lru_cache(maxsize=4096)(self._wrap_info)
+        # a physical line is read by the joins of up to 2 × MAX_WRAPPED_LINES candidate lines near
+        # it: a short one is read once (at most about 8192 × 2 KiB of keys, as `_short_info`)
+        self._short_physical = lru_cache(maxsize=8192)(self._physical_info)
         self._compiled: dict[tuple, object] = {}   # prefilters, by their anchors
         self._set = None                           # RE2 set of every anchor, once lookups pay for it
         self._lookups = 0
+        self._wrap_lookups = 0
         self._set_after = max(SET_AFTER_LOOKUPS, len(self.table.anchors))
         self.last_scan: _Scan | None = None        # the state of the last scan finished (for tests)
 
@@ -458,11 +485,15 @@ class Scanner:
         parts = [Prefilter(re2.compile(prefilter_regex(run, self._fragments).encode(), self._options)) for run in runs]
         return parts[0] if len(parts) == 1 else Shards(parts)
 
-    def _candidates(self, text: str) -> tuple[int, ...]:
-        """Numbers of the signatures with an anchor in `text`, ascending."""
-        self._lookups += 1
+    def _candidates(self, text: str, counted: bool = True) -> tuple[int, ...]:
+        """Numbers of the signatures with an anchor in `text`, ascending. `counted`: a candidate
+        line's lookup, else a wrapped message's (counted apart: either kind pays for the set)."""
+        if counted:
+            self._lookups += 1
+        else:
+            self._wrap_lookups += 1
         table = self.table
-        if self._set is None and self._lookups > self._set_after:
+        if self._set is None and max(self._lookups, self._wrap_lookups) > self._set_after:
             options = re2.Options()
             options.literal = True
             options.max_mem = 256 << 20
@@ -481,8 +512,9 @@ class Scanner:
         prefilter = self._compiled.get(key)
         if prefilter is None:
             events = [a for a in EVENT_ANCHORS if not (exceptions_dead and a in EXCEPTION_ANCHORS)]
-            anchors = self.table.anchors
-            prefilter = self._compile([anchors[n] for n in live] + events)
+            anchors, pieces = self.table.anchors, self.table.pieces
+            # each anchor with its wrap pieces (`anchors.wrap_pieces`): a hard wrap cuts the anchor
+            prefilter = self._compile([anchors[n] for n in live] + [p for n in live for p in pieces(n)] + events)
             if len(self._compiled) >= 32:
                 self._compiled.clear()
             self._compiled[key] = prefilter
@@ -522,14 +554,112 @@ class Scanner:
 
     def _line_info(self, raw: bytes) -> tuple:
         """What a candidate line is, before any neighbour is considered: (parsed line, candidate
-        signatures by number, does any of their patterns match it, its event)."""
+        signatures by number, does any of their patterns match it, its event, is a wrap join
+        read around it (see below))."""
         line = join_lines(raw.decode("utf-8", "replace").split("\n"))
         candidates = self._candidates(line.text)
         signature = self.table.signature
         step_hit = any(r.search(line.text) for n in candidates for r in signature(n).step_regexes)
         # the event anchors are looked for as printed: a rich frame's box is part of its anchor
         event = self._event_of(line, raw)
-        return line, candidates, step_hit, event
+        # a wrap join is read around a line that holds a signature's anchor whose pattern it does
+        # not match alone, or no anchor but a wrap piece of one that a wrap cut at its start or end
+        # (`holds_cut_anchor`), or an error (a signal's line, an exception:
+        # the rest of its message may hold the anchor). A line that every signature it holds an
+        # anchor of matches is a message whole: it is read alone, and a later line's join may
+        # begin on it.
+        if candidates:
+            joins = not all(any(r.search(line.text) for r in signature(n).step_regexes) for n in candidates)
+        else:
+            joins = (event is not None and event[0] in ERROR_EVENTS) or self.table.holds_cut_anchor(line.text)
+        return line, candidates, step_hit, event, joins
+
+    def _wrapped(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
+        """`_wrap_info`, memoised for short messages (crash loops repeat them whole)."""
+        if len(raw) + sum(map(len, before)) + sum(map(len, following)) <= SHORT_LINE:
+            return self._short_wrap(raw, before, following)
+        return self._wrap_info(raw, before, following)
+
+    def _wrap_info(self, raw: bytes, before: tuple[bytes, ...], following: tuple[bytes, ...]) -> tuple | None:
+        """A candidate line's message where a wrap cut it into physical lines (`wrap_texts`):
+        begun on the earliest of the lines `before` it that runs on into it (not when the line
+        opens a record of its own: a traceback's line, an exception), else on the line itself,
+        and joined with as many of the `following` lines as make the joined text match the most
+        signatures that need the join (`needed`: a pattern or core that no physical line holds
+        alone), the fewest lines of those, each break read as a space or as nothing (`wrap_texts`);
+        the join must still match every signature that the line alone did.
+        Returns (the joined line, its candidate signatures, how many lines before `raw` it
+        begins, how many after it it takes), or None. A pattern that a wrap cut inside its
+        anchor is whole in the joined text: the candidates are looked up there."""
+        line, candidates, _hit, event, _joins = self._cached_info(raw)
+        physical = raw.decode("utf-8", "replace").split("\n")
+        after = [more.decode("utf-8", "replace") for more in following]
+        # (lines before, the message's first line parsed, its physical lines, the lines after it,
+        # how many of those make up the candidate line itself)
+        # the earliest first: a line that continues the message of the line before it is no start
+        starts = []
+        if before and not (event is not None and event[0] in RECORD_STARTS):
+            earlier = [more.decode("utf-8", "replace") for more in before]
+            starts += [(back, parse_line(earlier[-back]), [earlier[-back]],
+                        earlier[len(earlier) - back + 1:] + physical + after, back - 1 + len(physical))
+                       for back in range(len(earlier), 0, -1)]
+        starts.append((0, line, physical, after, 0))
+        signature = self.table.signature
+
+        def hits(n: int, text: str) -> bool:
+            return any(r.search(text) for r in signature(n).step_regexes)
+
+        def needed(n: int, text: str, pieces: list[str]) -> int:
+            """Does the joined text match signature n where none of its physical lines does: 2
+            for a step's pattern, 1 for the core only, else 0 (a multi-line signature's steps on
+            lines next to each other stay lines of their own)."""
+            sig = signature(n)
+            if any(r.search(text) and not any(r.search(piece) for piece in pieces) for r in sig.step_regexes):
+                return 2
+            return int(bool(sig.core and sig.core in text and not any(sig.core in piece for piece in pieces)))
+
+        whole = [n for n in candidates if hits(n, line.text)]
+        for back, first, printed, rest, own in starts:
+            joins = wrap_texts(first, printed, rest, self._physical)
+            if len(joins) < max(own, 1):
+                continue   # the lines before do not run on into the candidate line
+            # (a multi-line signature's step, a traceback's frame line, may be wrapped as any line)
+            found = self._candidates(joins[-1][0], False) + self._candidates(joins[-1][1], False)
+            new = sorted(set(found) - set(whole))
+            if not new:
+                continue
+            pieces = [first.text]
+            best, most = None, 0
+            for took, (spaced, tight, piece) in enumerate(joins, start=1 - own):
+                pieces.append(piece)
+                if took < 0:
+                    continue   # not yet at the candidate line
+                for text in dict.fromkeys((spaced, tight)):
+                    count = sum(needed(n, text, pieces) for n in new)   # (a pattern counts over a core)
+                    if count > most and all(hits(n, text) for n in whole):
+                        best, most = (text, took), count
+            if best is not None:   # the join that the most signatures need, the shortest of those
+                text, took = best
+                return (LogLine(text=text, rank=first.rank, host=first.host, time=first.time),
+                        self._candidates(text, False), back, took)
+        return None
+
+    def _physical(self, raw: str) -> tuple[LogLine, int, bool]:
+        """`_physical_info`, memoised for short lines."""
+        return self._short_physical(raw) if len(raw) <= SHORT_LINE else self._physical_info(raw)
+
+    def _physical_info(self, raw: str) -> tuple[LogLine, int, bool]:
+        """What the wrap join reads of a physical line: (it parsed, its width as printed
+        (`printed_width`), does it open a record of its own (`starts_record`))."""
+        line = parse_line(raw)
+        return line, printed_width(raw), self._starts_record(line, raw)
+
+    def _starts_record(self, line: LogLine, raw: str) -> bool:
+        """Does a physical line open a record of its own (RECORD_STARTS): no wrap continues onto it."""
+        if not self._events.search(raw.encode("utf-8")):
+            return False
+        event = recognise(line.text)
+        return event is not None and event[0] in RECORD_STARTS
 
     def _event_of(self, line: LogLine, raw: bytes) -> tuple | None:
         """The event a candidate line is: by its text, else by what its first physical line shows
@@ -641,6 +771,8 @@ class _Scan:
         self._block: frozenset[int] | None = None
         self._state: tuple | None = None
         self.error_lines: set[int] = set()    # kept lines that are an error event (`core_holds`)
+        self.wrap = 1                         # the most physical lines a wrap join read as one (`find_matches`)
+        self._fed = -1                        # the last line whose event the log model was fed
         self._frame_at: dict[str, int] = {}   # stream → the line of its last traceback frame
 
     def finish(self) -> Report:
@@ -708,6 +840,7 @@ class _Scan:
         """Find candidate lines in data[:end] (whole lines only); return the next line number."""
         self._enter(data, report.bytes_scanned)
         position = 0
+        low = 0   # the end of the last line that holds a signature's anchor or piece: no message begins before it
         while self.prefilter is not None:
             match = self.prefilter.span(data, position, end)
             if match is None:
@@ -715,12 +848,14 @@ class _Scan:
             match_start, match_end = match
             start = data.rfind(b"\n", 0, match_start) + 1
             line_number += data.count(b"\n", position, start)
-            position = start
+            taken, position = position, start   # (the end of the last line taken)
             if line_number >= self._next_check:
                 self._next_check = (line_number // SATURATION_CHECK + 1) * SATURATION_CHECK
                 if self._pending or (report.model.saturated and not self._exceptions_dead):
                     self._rebuild(report.model)
-                    continue   # look again from this line with the smaller prefilter
+                    line_number -= data.count(b"\n", taken, start)
+                    position = taken
+                    continue   # look again with the smaller prefilter (the lines before were no candidates)
             # a wrapped anchor spans line breaks: the candidate is every line it touches
             stop = data.find(b"\n", max(match_end - 1, match_start), end)
             raw = data[start:stop]
@@ -728,28 +863,37 @@ class _Scan:
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
                 stop = start + second
                 raw = raw[:second]
-            following = None
-            if stop + 1 < end:
-                after = data.find(b"\n", stop + 1, end)
-                following = data[stop + 1:after]
-            self._take_line(raw, line_number, report, per_signature, following)
-            line_number += raw.count(b"\n") + 1
-            position = stop + 1
+            # a line that holds a signature's anchor or wrap piece, or an error: with the lines
+            # before it that its message may have begun on and those after it. (A line that only
+            # an event anchor brought is read alone, and a join may begin on it.)
+            joins = self.scanner._cached_info(raw)[4]
+            before, following, ends = (), (), ()
+            if joins:
+                before = self._before(data, low, start, raw)
+                following, ends = self._following(data, stop + 1, end, raw)
+            took = self._take_line(raw, line_number, report, per_signature, before, following)
+            line_number += raw.count(b"\n") + 1 + took
+            position = ends[took - 1] + 1 if took else stop + 1
+            if joins:
+                low = position
         return line_number + data.count(b"\n", position, end)
 
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
-                   following: bytes | None) -> None:
-        line, candidates, step_hit, event = self.scanner._cached_info(raw)
-        signature = self.table.signature
-        if candidates and following is not None and not step_hit and b"\n" not in raw \
-                and len(line.text) >= MIN_WRAPPED \
-                and (self.prefilter is None or self.prefilter.span(following) is None):
-            joined = join_lines([raw.decode("utf-8", "replace"), following.decode("utf-8", "replace")], strict=True)
-            if len(joined.text) > len(line.text) and any(any(r.search(joined.text) for r in signature(n).step_regexes)
-                                                         for n in candidates):
-                line = joined
-                event = self.scanner._event_of(line, raw)
-        if event is not None:
+                   before: tuple[bytes, ...] = (), following: tuple[bytes, ...] = ()) -> int:
+        """A candidate line `raw` (one physical line, or two that a wrapped anchor spans), with
+        the physical lines before and after it that its message may span: the message, joined
+        where a wrap cut it (`Scanner._wrap_info`). Returns how many lines after `raw` it took."""
+        line, candidates, step_hit, event, _joins = self.scanner._cached_info(raw)
+        took = 0
+        if before or following:
+            joined = self.scanner._wrapped(raw, before, following)
+            if joined is not None:
+                line, candidates, back, took = joined
+                number -= back
+                self.wrap = max(self.wrap, back + raw.count(b"\n") + 1 + took)
+                event = self.scanner._event_of(line, before[-back] if back else raw)
+        if event is not None and number > self._fed:   # (a join begun on a line read before: fed then)
+            self._fed = number
             report.model.feed(number, line, *event)  # type: ignore[union-attr]  # a scan's report has a model
             if event[0] == "frame":
                 self._frame_at[line.stream] = number
@@ -769,6 +913,64 @@ class _Scan:
                     ((event is None or event[0] == "raise")
                      and 0 < number - self._frame_at.get(line.stream, -FRAME_GAP - 1) <= FRAME_GAP):
                 self.error_lines.add(number)
+        return took
+
+    def _following(self, data: bytes, at: int, end: int, raw: bytes) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+        """The physical lines after a candidate line that may continue its message, and where
+        each ends: up to MAX_WRAPPED_LINES of the block's next lines, none empty, each after a
+        line long enough to have been wrapped (`may_wrap`). A candidate line may be one: a hard
+        wrap leaves an anchor's wrap piece on the line after the one it began on. Which of them
+        continue the message is `wrap_texts`'s to say."""
+        found: list[bytes] = []
+        ends: list[int] = []
+        previous = data[data.rfind(b"\n", 0, at - 1) + 1:at - 1]
+        read = self.scanner._physical
+        # (only as far as any join could read: `wrap_texts` stops at a line that is no
+        # continuation, at another stream's, and at a break short of the widest line's width)
+        lines = [read(line) for line in raw.decode("utf-8", "replace").split("\n")]
+        streams = {line[0].stream for line in lines} - {""}
+        width, narrowest, last = max(line[1] for line in lines), None, lines[-1]
+        while at < end and len(found) < MAX_WRAPPED_LINES and may_wrap(previous):
+            stop = data.find(b"\n", at, end)
+            physical = data[at:stop][:LINE_BYTES]
+            if not physical.strip():
+                break
+            line = read(physical.decode("utf-8", "replace"))
+            cut = last[1] + 1 + first_word(line[0])
+            narrowest = cut if narrowest is None else min(narrowest, cut)
+            width = max(width, line[1])
+            streams |= {line[0].stream} - {""}
+            if not continues(line) or len(streams) > 1 or narrowest <= width:
+                break
+            found.append(physical)
+            ends.append(stop)
+            previous, at, last = physical, stop + 1, line
+        return tuple(found), tuple(ends)
+
+    def _before(self, data: bytes, low: int, start: int, raw: bytes) -> tuple[bytes, ...]:
+        """The physical lines right before the candidate line `raw` (at data[start]), after
+        data[low] (the end of the last line a join was read around), that its message may have
+        begun on: up to MAX_WRAPPED_LINES, none empty, each long enough to have been wrapped, and each running on
+        into the candidate line as `wrap_texts` would read it (`wrap_starts`); the earliest first."""
+        found: list[bytes] = []
+        read = self.scanner._physical
+
+        def back() -> Iterator[tuple[LogLine, int, bool]]:
+            """The lines before, the latest first, read as `wrap_starts` asks for them."""
+            end = start - 1
+            while end > low and len(found) < MAX_WRAPPED_LINES:
+                begin = max(data.rfind(b"\n", low, end) + 1, low)
+                physical = data[begin:end][:LINE_BYTES]
+                if not physical.strip() or not may_wrap(physical):
+                    return
+                found.append(physical)
+                yield read(physical.decode("utf-8", "replace"))
+                end = begin - 1
+
+        if start - 1 <= low:
+            return ()
+        count = wrap_starts(back(), [read(line) for line in raw.decode("utf-8", "replace").split("\n")])
+        return tuple(reversed(found[:count]))
 
     def _match(self, report: Report, per_signature: dict) -> None:
         kept: set[int] = set()
@@ -777,7 +979,7 @@ class _Scan:
             if not numbered:
                 continue
             sig = self.table.signature(number)
-            found = find_matches(sig, numbered, first_only=False)
+            found = find_matches(sig, numbered, first_only=False, wrap=self.wrap)
             if sig.core:
                 found = [m for m in found if core_holds(m, self.error_lines)]
             if found:
@@ -789,6 +991,113 @@ class _Scan:
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
 
 
+
+
+def may_wrap(physical: bytes) -> bool:
+    """Is a physical line long enough to have been wrapped: MIN_WRAPPED characters as printed
+    (its prefixes counted, its decoration not), and no more than MAX_WRAPPED?"""
+    # (a line of fewer bytes has fewer characters: decoding and undecorating never lengthen one)
+    return len(physical) >= MIN_WRAPPED and \
+        MIN_WRAPPED <= len(undecorate(physical.decode("utf-8", "replace")[:MAX_LINE])) <= MAX_WRAPPED
+
+
+def printed_width(physical: str) -> int:
+    """A physical line's width as printed: its characters, prefixes and blanks at its end
+    counted (a terminal's cut can leave some there), decoration not."""
+    line = physical[:MAX_LINE].rstrip("\r")
+    return len(undecorate(line)) + len(line) - len(line.rstrip(" \t"))
+
+
+def wrap_starts(before: Iterable[tuple[LogLine, int, bool]], physical: list[tuple[LogLine, int, bool]]) -> int:
+    """How many of the lines `before` a candidate line (the latest first) its message may have
+    begun on, each as the physical line is read (parsed, width, opens a record): the lines
+    that `wrap_texts`, begun on one of them, could read on into the candidate line's `physical`
+    lines. Read back from the candidate line: every line after the message's first is a
+    continuation (text, no timestamp, no record, the first line's stream or none), and every
+    break is at the widest line's width (see `wrap_texts`). Where either fails, no earlier line
+    can begin the message either: the count is the lines read back until then."""
+    streams = {line[0].stream for line in physical} - {""}
+    if any(not continues(line) for line in physical) or len(streams) > 1:
+        return 0
+    width = max(line[1] for line in physical)
+    narrowest = min((physical[k][1] + 1 + first_word(physical[k + 1][0]) for k in range(len(physical) - 1)),
+                    default=None)
+    count = 0
+    following = physical[0]
+    for line in before:
+        cut = line[1] + 1 + first_word(following[0])
+        narrowest = cut if narrowest is None else min(narrowest, cut)
+        width = max(width, line[1])
+        stream = line[0].stream
+        if narrowest <= width or (stream and streams and stream not in streams):
+            break   # (another process's line neither begins nor continues the message)
+        count += 1   # it may begin the message; an earlier line, only where this one continues one
+        if not continues(line):
+            break
+        if stream:
+            streams.add(stream)
+        following = line
+    return count
+
+
+def continues(line: tuple[LogLine, int, bool]) -> bool:
+    """May a physical line (as `wrap_starts` reads it) continue a message wrapped onto it: text,
+    no timestamp, no record of its own (the stream is the first line's to say)."""
+    parsed, _width, record = line
+    return bool(parsed.text.strip(" \t")) and parsed.time is None and not record
+
+
+def first_word(line: LogLine) -> int:
+    """The length of a continuation line's first word (`wrap_texts`' width rule)."""
+    return len(line.text.strip(" \t").replace("\t", " ").split(" ", 1)[0])
+
+
+def _read_physical(raw: str) -> tuple[LogLine, int, bool]:
+    return parse_line(raw), printed_width(raw), False
+
+
+def wrap_texts(line: LogLine, physical: list[str], following: list[str],
+               read: Callable[[str], tuple[LogLine, int, bool]] = _read_physical) -> list[tuple[str, str, str]]:
+    """What a message that a wrap cut into physical lines read before it was cut: for each of
+    the `following` lines that continues the parsed `line` (printed on the `physical` lines),
+    in order, the text joined up to that line, as (spaced, tight, that line's own text): each
+    break read as one space (wrapped at a space, which the wrap took: `rich`, textwrap, a
+    logger) and as nothing unless a blank stood at it (wrapped at a column, inside a word: a
+    terminal, a form).
+
+    A line continues the message when it carries the same process's prefix (a launcher repeats
+    it on every line of what the process printed), or none at all (a terminal wrapped the
+    printed line): another process's prefix or a timestamp starts another message, and so do an
+    empty line and a line that opens a record (a traceback's line, an exception: `read` gives
+    a physical line parsed, its width, and whether it opens one). And the line before it must
+    have been cut at the wrap's width: a terminal cuts every line but the last at exactly that
+    width, a wrap at spaces cuts a line where its next word would no longer fit; so a line that
+    ends before the widest line of the join by more than the next line's first word ended its
+    message (the next one is a line of its own)."""
+    texts: list[tuple[str, str, str]] = []
+    spaced = tight = line.text
+    width = max(read(p)[1] for p in physical)
+    # every break so far, as the width the line before it would have had with the next word:
+    # the narrowest of them must be wider than the widest line (which a join only widens)
+    narrowest = None
+    last = physical[-1]
+    for raw in following:
+        more, more_width, record = read(raw)
+        text = more.text.strip(" \t")
+        if not text or more.time is not None or (more.stream and more.stream != line.stream) or record:
+            break
+        word = text.replace("\t", " ").split(" ", 1)[0]
+        cut = read(last)[1] + 1 + len(word)
+        narrowest = cut if narrowest is None else min(narrowest, cut)
+        width = max(width, more_width)
+        if narrowest <= width:
+            break
+        blank = last.rstrip("\r").endswith((" ", "\t")) or more.text.startswith((" ", "\t"))
+        spaced = (spaced + " " + text)[:MAX_LINE]
+        tight = (tight + (" " if blank else "") + text)[:MAX_LINE]
+        texts.append((spaced, tight, text))
+        last = raw
+    return texts
 
 
 def join_lines(physical: list[str], strict: bool = False) -> LogLine:

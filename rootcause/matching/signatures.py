@@ -133,12 +133,16 @@ class Match:
 Numbered = list[tuple[int, LogLine]]
 
 
-def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: bool = True) -> list[Match]:
+def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: bool = True,
+                 wrap: int = 1) -> list[Match]:
     """Matches of one signature among numbered lines, per the semantics above.
 
     `numbered` may omit lines that no pattern can match (the scanner keeps only lines holding an
-    anchor): windows are measured in line numbers, so the result is the same.
+    anchor): windows are measured in line numbers, so the result is the same. `wrap`: a log whose
+    messages a wrap cut into up to this many physical lines (the scanner joined them) is read
+    with windows this many times as wide: the wrap cut the lines between the steps as well.
     """
+    within = signature.within * wrap
     regexes = signature.step_regexes
     # a step matches only a line holding its anchor (literal text every match contains, see
     # `patterns`): a substring test spares RE2's call on the other lines
@@ -149,7 +153,7 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
         for position, (number, line) in enumerate(numbered):
             whole = anchor in line.text and regexes[0].search(line.text)
             if (whole or (core and core in line.text)) and \
-                    not _vetoed(signature, numbered, position, position, line.stream):
+                    not _vetoed(signature, numbered, position, position, line.stream, within):
                 found.append(Match(signature, [number], line.stream, by_core=not whole))
                 if first_only:
                     break
@@ -164,7 +168,7 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
         step = 1
         for later in range(position + 1, len(numbered)):
             number, other = numbered[later]
-            if number > start + signature.within:
+            if number > start + within:
                 break
             if (not other.stream or not stream or other.stream == stream) and anchors[step] in other.text \
                     and regexes[step].search(other.text):
@@ -174,7 +178,7 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
                 step += 1
                 if step == len(regexes):
                     break
-        if step == len(regexes) and not _vetoed(signature, numbered, position, last_position, stream):
+        if step == len(regexes) and not _vetoed(signature, numbered, position, last_position, stream, within):
             found.append(Match(signature, matched, stream))
             busy_until[line.stream] = matched[-1]
             if first_only:
@@ -182,12 +186,15 @@ def find_matches(signature: CompiledSignature, numbered: Numbered, first_only: b
     return found
 
 
-def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: int, stream: str) -> bool:
-    """Is an `unless` pattern found in the match's stream within the window around positions first..last?"""
+def _vetoed(signature: CompiledSignature, numbered: Numbered, first: int, last: int, stream: str,
+            within: int | None = None) -> bool:
+    """Is an `unless` pattern found in the match's stream within the window around positions
+    first..last (`within` lines, the signature's own by default)?"""
     if not signature.unless:
         return False
-    low = numbered[first][0] - signature.within
-    high = numbered[last][0] + signature.within
+    within = signature.within if within is None else within
+    low = numbered[first][0] - within
+    high = numbered[last][0] + within
     position = first
     while position > 0 and numbered[position - 1][0] >= low:
         position -= 1

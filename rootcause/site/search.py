@@ -38,7 +38,9 @@ from ..matching.events import printed_rules_for_javascript as printed_event_rule
 from ..matching.events import rules_for_javascript as event_rules
 from ..matching.incident import BACKTRACE_GAP, MAX_FAILURES, MESSAGES
 from ..matching.scanner import (ERROR_EVENTS, FRAME_GAP, MAX_HITS_PER_SIGNATURE, MAX_LINES_SHOWN, MAX_MATCHES_PER_SIGNATURE,
-                                MIN_WRAPPED, SATURATION_CHECK, SURE_CORE)
+                                MAX_WRAPPED, MAX_WRAPPED_LINES, MIN_PIECE, MIN_WRAPPED, RECORD_STARTS, SATURATION_CHECK,
+                                SURE_CORE,
+                                WRAP_PIECE)
 from ..matching.shared import SHARED
 from ..text import DECORATION_NEEDS, DECORATION_RULES, STOPWORDS, name_key, plain, terms, tokens, undecorate
 
@@ -374,10 +376,12 @@ def _rules_top() -> dict[str, bytes]:
         "phases": PHASES, "phase_tail": PHASE_TAIL,   # (after "consequences": `consequences_in` reads the first member)
         "sure_core": SURE_CORE,
         "frame_gap": FRAME_GAP,
+        "record_starts": sorted(RECORD_STARTS),
         "limits": {"max_line": MAX_LINE, "max_prefixes": MAX_PREFIXES, "default_within": 40,
                    "max_hits_per_signature": MAX_HITS_PER_SIGNATURE,
                    "max_matches_per_signature": MAX_MATCHES_PER_SIGNATURE, "max_lines_shown": MAX_LINES_SHOWN,
-                   "min_wrapped": MIN_WRAPPED, "saturation_check": SATURATION_CHECK, "max_failures": MAX_FAILURES},
+                   "min_wrapped": MIN_WRAPPED, "max_wrapped": MAX_WRAPPED, "max_wrapped_lines": MAX_WRAPPED_LINES,
+                   "wrap_piece": WRAP_PIECE, "min_piece": MIN_PIECE, "saturation_check": SATURATION_CHECK, "max_failures": MAX_FAILURES},
     }
     return {key: _dump(value) for key, value in top.items()}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import textwrap
 import time
 from pathlib import Path
 
@@ -258,6 +259,21 @@ LOGS: dict[str, str] = {
 
 # formerly divergent: kept as ordinary cases so they stay fixed
 LOGS["line-over-4mib"] = "[rank0]: " + OOM + " " + "x" * (5 << 20) + "\n"
+
+
+def hard_wrapped(text: str, width: int) -> str:
+    """Each line cut into lines of `width` characters, as a terminal shows it (#31 item 2)."""
+    return "\n".join(line[at:at + width] for line in text.split("\n") for at in range(0, max(len(line), 1), width))
+
+
+# messages wrapped over three or more physical lines: a terminal's hard wrap (cut inside words,
+# the anchor too), a logger's wrap at spaces behind a repeated prefix, and short lines never joined
+LOGS["wrapped-watchdog-60"] = join("[rank0]: step 7 loss 2.1", hard_wrapped("[rank1]:" + watchdog(1, 808), 60))
+LOGS["wrapped-oom-traceback-80"] = hard_wrapped(join(*prefixed("[rank2]: ", TRACEBACK + [OOM])), 80)
+LOGS["soft-wrapped-watchdog"] = join(*("[rank3]:" + piece for piece in textwrap.wrap(watchdog(3), 60)))
+LOGS["short-lines-not-joined"] = join("[rank1]: Watchdog caught collective", "[rank1]: operation timeout:",
+                                      "[rank1]: WorkNCCL(SeqNum=808,", "[rank1]: OpType=ALLREDUCE) ran for",
+                                      "[rank1]: 600020 milliseconds before", "[rank1]: timing out.")
 LOGS["rank-beyond-2-53"] = join("123456789012345678901: " + OOM)
 # real torchrun runs (bench/real_logs/runs/, dev half) where only the launcher's report and the job's
 # numbering name the failing rank: a rank that exited 0, on one node and on one of two nodes whose
@@ -590,6 +606,23 @@ def test_bundled_entries_examples_are_identical(tmp_path_factory, tmp_path):
         if js != python.report(cases[name], 5):
             mismatches.append(name)
     assert not mismatches, mismatches
+
+
+def test_a_watchdog_line_wrapped_over_three_lines_is_named_by_the_browser_and_the_cli(tmp_path_factory, tmp_path):
+    """#31's example on the repository's entries: the watchdog line of an entry's example, as a
+    terminal 60 columns wide shows it (its anchor and SeqNum cut inside words)."""
+    own = own_site(tmp_path_factory)
+    if own is None:
+        pytest.skip("the repository's entries do not pass `python build.py check` yet:\n" + own_site_problem())
+    text = LOGS["wrapped-watchdog-60"]
+    assert len(text.splitlines()) >= 5 and "WorkNCCL(SeqNum=" not in text.replace("\n", "\0")
+    node = run_node({"signatures": str(own / "search" / "signatures.json"),
+                     "reports": [{"text": text, "top": 3}]}, tmp_path)["reports"][0]
+    node.pop("ms")
+    python = PythonDiagnosis(signature_data(own)).report(text, 3)
+    assert node == python
+    assert [r["entry"] for r in python["results"]][:1] == ["nccl-watchdog-collective-timeout"]
+    assert python["results"][0]["lines"][0]["rank"] == 1
 
 
 # -- adversarial input -----------------------------------------------------------------------------

@@ -14,7 +14,8 @@ MODULES = ("logline", "events", "signatures", "incident", "ranking", "scanner", 
 #: Python's name → its twin's, where the twin is named otherwise
 RENAMED = {"report_json": "reportOf", "_role": "roleOf", "_lines_of": "entryJson", "_signal": "feed",
            "fingerprints": "oddCollective", "_take_line": "take", "_match": "result", "_scan_block": "scan",
-           "first_line": "findingsOf", "recognise_printed": "recognise"}
+           "first_line": "findingsOf", "recognise_printed": "recognise",
+           "_physical_info": "readPhysical", "_read_physical": "readPhysical"}
 #: what only the Python side has, and why the browser needs no twin of it
 PYTHON_ONLY = {
     "rules_for_javascript": "writes the rules the browser receives as data",
@@ -45,6 +46,9 @@ PYTHON_ONLY = {
     "scan_paths": "reads files", "scan_text": "reads a string", "scan_stream": "reads a binary stream",
     "_line_info": "memoised parse of a candidate line (the browser parses in take)",
     "_cached_info": "the memo of _line_info, bounded in bytes (the browser parses in take)",
+    "_wrapped": "the memo of _wrap_info for short messages (the browser joins in take)",
+    "_physical": "the memo of _physical_info for short lines (the browser reads them in readPhysical)",
+    "back": "_before's generator of the lines before; the browser's before reads them with an iterator",
     "__iter__": "LineBlocks: whole lines of a file in chunks; the browser's worker reads File slices",
     "read": "reads chunks of a stream",
     "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",

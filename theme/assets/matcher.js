@@ -160,6 +160,19 @@
     return best;
   };
 
+  // A word begun in a line (whose scan is `line`) that ends with a blank, read at the line's end:
+  // its smallest start, or -1. scanner.WRAP reads the line break as that blank, so the prefilter
+  // finds it there (the line and the next are its candidate when the next begins with a blank,
+  // which the same run of white space takes in).
+  Automaton.prototype.endsAtBreak = function (line) {
+    var node = this.step(line.state, 32), best = -1;
+    for (var u = this.ends(node); u; u = this.dict[u]) {
+      var begin = line.head - this.depth[u] + 1;
+      if (begin < line.head && (best < 0 || begin < best)) best = begin;
+    }
+    return best;
+  };
+
   // Whether any word occurs in the text with its white space folded.
   Automaton.prototype.inFolded = function (text) { return this.scanFolded(text).first >= 0; };
 
@@ -1076,14 +1089,56 @@
     this.anchorsOf = anchorsOf;
     // exact anchors (signatures, then events) for a line's text; folded ones for the raw log
     this.automaton = new Automaton(anchors.concat(eventAnchors));
-    var folded = Array.from(new Set(anchors.concat(eventAnchors).map(foldAnchor)));
+    // anchors.wrap_pieces: each anchor is also looked for by its pieces (a hard wrap cuts it)
+    var limits = data.limits;
+    this.pieces = anchors.map(function (a) { return wrapPieces(a, limits); });
+    var pieces = [].concat.apply([], this.pieces);
+    var folded = Array.from(new Set(anchors.concat(pieces, eventAnchors).map(foldAnchor)));
     this.fullPrefilter = new Automaton(folded);
+    // anchors.SignatureTable.holds_cut_anchor: a wrap join is read around a line that holds a piece of
+    // an anchor that a wrap cut at the line's start or end
+    var pieceWords = Array.from(new Set(pieces)), placed = new Map();
+    anchors.forEach(function (a, id) {
+      this.pieces[id].forEach(function (p) {
+        if (!placed.has(p)) placed.set(p, []);
+        var list = placed.get(p), offset = a.indexOf(p);
+        if (!list.some(function (x) { return x[0] === a && x[1] === offset; })) list.push([a, offset]);
+      });
+    }, this);
+    this.pieceWords = pieceWords;
+    this.piecePlaces = placed;
+    this.pieceAutomaton = new Automaton(pieceWords);
+    this.recordStarts = new Set(data.record_starts || []);
+  }
+
+  // anchors.wrap_pieces: the pieces of an anchor, one of which a wrap at min_wrapped columns or
+  // more leaves whole (its last two runs of wrap_piece characters, or its two halves)
+  function wrapPieces(anchor, limits) {
+    var points = Array.from(anchor), size = limits.wrap_piece, n = points.length, found;
+    if (n >= 2 * size) found = [points.slice(n - 2 * size, n - size), points.slice(n - size)];
+    else found = [points.slice(0, Math.floor((n + 1) / 2)), points.slice(Math.floor(n / 2))];
+    var pieces = found.map(function (p) { return trimEnd(p.join(""), " \t", true); });
+    return pieces.every(function (p) { return codePoints(p) >= limits.min_piece; }) ? pieces : [];
+  }
+
+  // Python's len(): code points, not UTF-16 units
+  function codePoints(text) {
+    var count = text.length;
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charCodeAt(i);
+      if (c >= 0xD800 && c <= 0xDBFF && (text.charCodeAt(i + 1) & 0xFC00) === 0xDC00) { count--; i++; }
+    }
+    return count;
   }
 
   // scanner.Scanner._rebuild: the prefilter without anchors that can no longer add anything
   function livePrefilter(matcher, sat) {
     var live = new Set();
-    matcher.anchors.forEach(function (a, id) { if (!sat.dead.has(id)) live.add(foldAnchor(a)); });
+    matcher.anchors.forEach(function (a, id) {
+      if (sat.dead.has(id)) return;
+      live.add(foldAnchor(a));
+      matcher.pieces[id].forEach(function (p) { live.add(foldAnchor(p)); });
+    });
     matcher.eventAnchors.forEach(function (a) {
       if (!(sat.exceptionsDead && matcher.exceptionAnchors.has(a))) live.add(foldAnchor(a));
     });
@@ -1102,9 +1157,9 @@
     return { sigs: result, event: event };
   };
 
-  function vetoed(sig, numbered, first, last, stream) {
+  function vetoed(sig, numbered, first, last, stream, within) {
     if (!sig.unless.length) return false;
-    var low = numbered[first][0] - sig.within, high = numbered[last][0] + sig.within;
+    var low = numbered[first][0] - within, high = numbered[last][0] + within;
     var position = first;
     while (position > 0 && numbered[position - 1][0] >= low) position--;
     for (var i = position; i < numbered.length; i++) {
@@ -1115,12 +1170,13 @@
     return false;
   }
 
-  function findMatches(sig, numbered, firstOnly) {
-    var found = [];
+  // `wrap`: the most physical lines a wrap join read as one (signatures.find_matches): windows that wide
+  function findMatches(sig, numbered, firstOnly, wrap) {
+    var found = [], within = sig.within * (wrap || 1);
     if (!sig.multiline) {
       for (var p = 0; p < numbered.length; p++) {
         var text = numbered[p][1].text, whole = sig.steps[0].test(text);
-        if ((whole || (sig.core && text.indexOf(sig.core) >= 0)) && !vetoed(sig, numbered, p, p, numbered[p][1].stream)) {
+        if ((whole || (sig.core && text.indexOf(sig.core) >= 0)) && !vetoed(sig, numbered, p, p, numbered[p][1].stream, within)) {
           found.push({ sig: sig, lines: [numbered[p][0]], stream: numbered[p][1].stream, byCore: !whole });
           if (firstOnly) break;
         }
@@ -1135,13 +1191,13 @@
       var matched = [start], stream = line.stream, lastPosition = position, step = 1;
       for (var later = position + 1; later < numbered.length; later++) {
         var number = numbered[later][0], other = numbered[later][1];
-        if (number > start + sig.within) break;
+        if (number > start + within) break;
         if (fits(other.stream, stream) && sig.steps[step].test(other.text)) {
           matched.push(number); stream = stream || other.stream; lastPosition = later; step++;
           if (step === sig.steps.length) break;
         }
       }
-      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition, stream)) {
+      if (step === sig.steps.length && !vetoed(sig, numbered, position, lastPosition, stream, within)) {
         found.push({ sig: sig, lines: matched, stream: stream });
         busy.set(line.stream, matched[matched.length - 1]);
         if (firstOnly) break;
@@ -1171,9 +1227,11 @@
     this.prefilter = matcher.fullPrefilter;
     this.partial = "";          // the line being read (no "\n" yet)
     this.dropping = false;      // past MAX_PARTIAL in that line: drop until its end
-    this.pending = null;        // the last complete line, waiting for the one after it
+    this.queue = [];            // complete lines not yet taken: a line is taken with the lines after it
+    this.behind = [];           // the lines since the last candidate line (its message may begin there)
+    this.wrap = 1;              // the most physical lines a wrap join read as one (findMatches)
+    this.fed = -1;              // the last line whose event the log model was fed
     this.lines = 0;             // lines taken
-    this.skip = false;          // the next line was read with the one before it (a wrapped anchor)
     this.chars = 0;             // characters fed
     this.done = null;
   }
@@ -1206,24 +1264,130 @@
 
   Scan.prototype.complete = function (raw) {
     if (raw.length > MAX_PARTIAL) raw = raw.slice(0, MAX_PARTIAL);
-    if (this.pending !== null) this.take(this.pending, raw);
-    this.pending = raw;
+    this.queue.push(raw);
+    // a line is taken with the one a wrapped anchor spans and the lines its message was wrapped onto
+    while (this.queue.length > this.matcher.limits.max_wrapped_lines + 2) this.take();
   };
 
-  // One line of the log, with the line after it (undefined at the end), as scanner._scan_block.
-  Scan.prototype.take = function (raw, next) {
-    var n = this.lines++;
-    if (this.skip) { this.skip = false; return; }
+  // Blank, as Python's bytes.strip() reads a line (ASCII white space only).
+  function blankLine(raw) { return !trimEnd(raw, " \t\n\r\u000b\f", true); }
+
+  // scanner.may_wrap: a physical line long enough to have been wrapped (as printed), and no longer than a wrap
+  function mayWrap(raw, m) {
+    var width = codePoints(undecorate(cut(raw, m.limits.max_line), m.decoration));
+    return width >= m.limits.min_wrapped && width <= m.limits.max_wrapped;
+  }
+
+  // The lines read since the last line that holds a signature's anchor or piece (a message may begin there).
+  Scan.prototype.remember = function (lines) {
+    var behind = this.behind, most = this.matcher.limits.max_wrapped_lines;
+    lines.forEach(function (raw) { behind.push(raw); });
+    if (behind.length > most) behind.splice(0, behind.length - most);
+  };
+
+  // scanner._Scan._before: the lines right before a candidate line (its `physical` lines), since the
+  // last line that holds a signature's anchor or piece, that its message may have begun on (each long
+  // enough to have been wrapped, and running on into it: wrapStarts); the earliest first
+  Scan.prototype.before = function (physical) {
+    var found = [], m = this.matcher, behind = this.behind, i = behind.length - 1;
+    var back = { next: function () {
+      if (i < 0 || found.length >= m.limits.max_wrapped_lines) return null;
+      var raw = behind[i--];
+      if (blankLine(raw) || !mayWrap(raw, m)) return null;
+      found.push(raw);
+      return readPhysical(raw, m);
+    } };
+    var count = wrapStarts(back, physical.map(function (p) { return readPhysical(p, m); }));
+    return found.slice(0, count).reverse();
+  };
+
+  // scanner._Scan._following: the lines after a candidate line (its `span` first lines of the queue)
+  // that may continue its message: none blank, each after a line long enough to have been wrapped,
+  // as far as any join could read (a continuation, of one stream, each break at the widest width)
+  Scan.prototype.following = function (span, physical) {
+    var found = [], m = this.matcher, previous = this.queue[span - 1];
+    var lines = physical.map(function (p) { return readPhysical(p, m); });
+    var streams = new Set(), width = 0, narrowest = null, last = lines[lines.length - 1];
+    lines.forEach(function (l) { if (l.line.stream) streams.add(l.line.stream); width = Math.max(width, l.width); });
+    for (var k = span; k < this.queue.length && found.length < m.limits.max_wrapped_lines && mayWrap(previous, m); k++) {
+      if (blankLine(this.queue[k])) break;
+      var line = readPhysical(this.queue[k], m);
+      var cutAt = last.width + 1 + firstWord(line.line);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, line.width);
+      if (line.line.stream) streams.add(line.line.stream);
+      if (!continues(line) || streams.size > 1 || narrowest <= width) break;
+      found.push(this.queue[k]);
+      previous = this.queue[k]; last = line;
+    }
+    return found;
+  };
+
+  // scanner._physical_info: what the wrap join reads of a physical line
+  function readPhysical(raw, m) {
+    var line = parseLine(raw, m.rules, m.limits, m.decoration);
+    return { line: line, width: printedWidth(raw, m), record: startsRecord(line, raw, m) };
+  }
+
+  // scanner.continues: may a physical line continue a message wrapped onto it
+  function continues(read) {
+    return !!trimEnd(read.line.text, " \t", true) && read.line.time === null && !read.record;
+  }
+
+  // scanner.first_word: the length of a continuation line's first word
+  function firstWord(line) {
+    return codePoints(trimEnd(line.text, " \t", true).split("\t").join(" ").split(" ")[0]);
+  }
+
+  // scanner.wrap_starts: how many of the lines before a candidate line (read from `back`, the latest
+  // first) its message may have begun on: read back while each could be a continuation of one stream
+  // and every break is at the widest line's width
+  function wrapStarts(back, physical) {
+    var streams = new Set();
+    physical.forEach(function (p) { if (p.line.stream) streams.add(p.line.stream); });
+    if (physical.some(function (p) { return !continues(p); }) || streams.size > 1) return 0;
+    var width = Math.max.apply(null, physical.map(function (p) { return p.width; })), narrowest = null;
+    for (var k = 0; k + 1 < physical.length; k++) {
+      var inner = physical[k].width + 1 + firstWord(physical[k + 1].line);
+      narrowest = narrowest === null ? inner : Math.min(narrowest, inner);
+    }
+    var count = 0, following = physical[0], line;
+    while ((line = back.next()) !== null) {
+      var cutAt = line.width + 1 + firstWord(following.line);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, line.width);
+      var stream = line.line.stream;
+      if (narrowest <= width || (stream && streams.size && !streams.has(stream))) break;
+      count++;
+      if (!continues(line)) break;
+      if (stream) streams.add(stream);
+      following = line;
+    }
+    return count;
+  }
+
+  // The first line of the queue, with the lines after it, as scanner._scan_block reads a candidate line.
+  Scan.prototype.take = function () {
+    var raw = this.queue[0], next = this.queue[1];
+    var n = this.lines;
     var m = this.matcher, limits = m.limits, rules = m.rules, decoration = m.decoration, sat = this.sat;
     var scanned, within, span;
     for (;;) {
       scanned = this.prefilter.scanFolded(raw); within = scanned.first; span = 1;
+      var ending = this.prefilter.endsAtBreak(scanned);
       if (next !== undefined) {
-        // an anchor that starts on this line and continues on the next (wrapped at a space)
+        // an anchor that starts on this line and continues on the next (wrapped at a space), or
+        // that ends with a blank at the break and takes the next line's leading blanks
         var crossing = this.prefilter.crossing(scanned, next);
+        if (ending >= 0 && /^[ \t]/.test(next) && (crossing < 0 || ending < crossing)) crossing = ending;
         if (crossing >= 0 && (within < 0 || crossing <= within)) span = 2;
       }
-      if (within < 0 && span === 1) return;
+      if (span === 1 && ending >= 0 && (within < 0 || ending < within)) within = ending;
+      if (within < 0 && span === 1) {
+        this.queue.shift(); this.lines++;
+        this.remember([raw]);
+        return;
+      }
       if (n < sat.next) break;
       sat.next = (Math.floor(n / this.check) + 1) * this.check;
       if (!(sat.pending || (this.model.saturated() && !sat.exceptionsDead))) break;
@@ -1234,19 +1398,34 @@
     var physical = span === 2 ? [raw, next] : [raw];
     var line = joinLines(physical, rules, limits, decoration);
     var sigs = m.candidates(line.text).sigs;
-    if (sigs.length && span === 1 && next !== undefined && Array.from(line.text).length >= (limits.min_wrapped || 40) &&
-        !this.prefilter.inFolded(next) && !sigs.some(function (s) { return s.steps.some(function (r) { return r.test(line.text); }); })) {
-      var joined = joinLines([raw, next], rules, limits, decoration, true);
-      if (joined.text.length > line.text.length && sigs.some(function (s) { return s.steps.some(function (r) { return r.test(joined.text); }); })) {
-        line = joined;
+    // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    var event = m.candidates(physical.join("\n")).event ? eventOf(line, physical, m) : null;
+    // its message, where a wrap cut it into physical lines (scanner._take_line), read around a
+    // line that holds a signature's anchor whose pattern it does not match alone, or no anchor but
+    // a wrap piece or an error (scanner._line_info); another line is read alone, and a join may begin on it
+    var joins = sigs.length ? !sigs.every(function (s) { return hits(s, line.text); })
+      : (!!event && m.errorEvents.has(event[0])) || holdsCutAnchor(m, line.text);
+    var before = joins ? this.before(physical) : [], following = joins ? this.following(span, physical) : [], took = 0;
+    if (before.length || following.length) {
+      var joined = wrapInfo(m, line, sigs, event, physical, before, following);
+      if (joined) {
+        line = joined.line; sigs = joined.sigs; took = joined.took;
+        n -= joined.back;
+        this.wrap = Math.max(this.wrap, joined.back + span + took);
+        var first = joined.back ? [before[before.length - joined.back]] : physical;
+        event = m.candidates(first.join("\n")).event ? eventOf(line, first, m) : null;
       }
     }
-    // an event line holds an event anchor as printed (a rich frame's box is part of it)
+    var taken = this.queue.splice(0, span + took);
+    this.lines += span + took;
+    if (joins) this.behind = [];
+    else this.remember(taken);
     var isError = false;
-    if (m.candidates(physical.join("\n")).event) {
-      var event = eventOf(line, physical, m);
-      if (event) {
-        this.model.feed(n, line, event[0], event[1]); isError = m.errorEvents.has(event[0]);
+    if (event) {
+      isError = m.errorEvents.has(event[0]);
+      if (n > this.fed) {   // (a join begun on a line read before: fed then)
+        this.fed = n;
+        this.model.feed(n, line, event[0], event[1]);
         if (event[0] === "frame") this.frameAt.set(line.stream, n);
       }
     }
@@ -1269,8 +1448,118 @@
       // a line in no bucket can be in no match: keeping it would grow with the log
       if (kept) { this.hitLines.set(n, line); if (isError) this.errorLines.add(n); }
     }
-    if (span === 2) this.skip = true;
   };
+
+  // scanner.Scanner._wrap_info: a candidate line's message where a wrap cut it into physical lines,
+  // begun on the earliest line before it that runs on into it (not when the line opens a record),
+  // else on the line itself, joined with the following lines that the most signatures need.
+  function wrapInfo(m, line, sigs, event, physical, before, following) {
+    var starts = [];
+    if (before.length && !(event && m.recordStarts.has(event[0]))) {
+      for (var back = before.length; back >= 1; back--) {
+        var at = before.length - back;
+        starts.push({ back: back, first: parseLine(before[at], m.rules, m.limits, m.decoration), physical: [before[at]],
+                      rest: before.slice(at + 1).concat(physical, following), own: back - 1 + physical.length });
+      }
+    }
+    starts.push({ back: 0, first: line, physical: physical, rest: following, own: 0 });
+    var whole = sigs.filter(function (s) { return hits(s, line.text); });
+    for (var i = 0; i < starts.length; i++) {
+      var start = starts[i];
+      var joins = wrapTexts(m, start.first, start.physical, start.rest);
+      if (joins.length < Math.max(start.own, 1)) continue;   // the lines before do not run on into it
+      var last = joins[joins.length - 1], added = new Set();
+      m.candidates(last.spaced).sigs.concat(m.candidates(last.tight).sigs).forEach(function (s) {
+        if (whole.indexOf(s) < 0) added.add(s);
+      });
+      var fresh = Array.from(added);
+      if (!fresh.length) continue;
+      var pieces = [start.first.text], best = null, most = 0;
+      for (var k = 0; k < joins.length; k++) {
+        var took = k + 1 - start.own;
+        pieces.push(joins[k].text);
+        if (took < 0) continue;   // not yet at the candidate line
+        var texts = joins[k].spaced === joins[k].tight ? [joins[k].spaced] : [joins[k].spaced, joins[k].tight];
+        for (var t = 0; t < texts.length; t++) {
+          var text = texts[t];
+          var count = fresh.reduce(function (sum, s) { return sum + needed(s, text, pieces); }, 0);   // (a pattern counts over a core)
+          if (count > most && whole.every(function (s) { return hits(s, text); })) { best = { text: text, took: took }; most = count; }
+        }
+      }
+      if (best) {
+        return { line: makeLine(best.text, start.first.rank, start.first.host, start.first.time),
+                 sigs: m.candidates(best.text).sigs, back: start.back, took: best.took };
+      }
+    }
+    return null;
+  }
+
+  // anchors.SignatureTable.holds_cut_anchor: a wrap piece of an anchor that runs on past the text's start or end
+  function holdsCutAnchor(m, text) {
+    var ids = m.pieceAutomaton.find(text);
+    if (!ids) return false;
+    return Array.from(ids).some(function (id) {
+      var piece = m.pieceWords[id], places = m.piecePlaces.get(piece);
+      for (var at = text.indexOf(piece); at >= 0; at = text.indexOf(piece, at + 1)) {
+        for (var k = 0; k < places.length; k++) if (cutAtEdge(text, at - places[k][1], places[k][0])) return true;
+      }
+      return false;
+    });
+  }
+
+  // anchors.cut_at_edge: an anchor placed at text[begin], cut by the text's start or end, agreeing up to it
+  function cutAtEdge(text, begin, anchor) {
+    var end = begin + anchor.length;
+    if (begin >= 0 && end <= text.length) return false;
+    var low = Math.max(begin, 0), high = Math.min(end, text.length);
+    return low < high && text.slice(low, high) === anchor.slice(low - begin, high - begin);
+  }
+
+  function hits(sig, text) { return sig.steps.some(function (r) { return r.test(text); }); }
+
+  // Does the joined text match the signature where none of its physical lines does alone: 2 for a
+  // step's pattern, 1 for the core only, else 0
+  function needed(sig, text, pieces) {
+    if (sig.steps.some(function (r) { return r.test(text) && !pieces.some(function (p) { return r.test(p); }); })) return 2;
+    return sig.core && text.indexOf(sig.core) >= 0 && !pieces.some(function (p) { return p.indexOf(sig.core) >= 0; }) ? 1 : 0;
+  }
+
+  // scanner.printed_width: a physical line's width as printed (prefixes and blanks at its end counted)
+  function printedWidth(raw, m) {
+    var line = trimEnd(cut(raw, m.limits.max_line), "\r");
+    return codePoints(undecorate(line, m.decoration)) + line.length - trimEnd(line, " \t").length;
+  }
+
+  // scanner._starts_record: a physical line that opens a record of its own (a traceback's line, an exception)
+  function startsRecord(more, raw, m) {
+    if (!m.candidates(raw).event) return false;
+    var event = recognise(more.text, m.events);
+    return !!event && m.recordStarts.has(event[0]);
+  }
+
+  // scanner.wrap_texts: the message joined over each of the following lines that continue it, as
+  // {spaced, tight, text}: breaks read as a space, or as nothing where no blank stood at them.
+  function wrapTexts(m, line, physical, following) {
+    var texts = [], spaced = line.text, tight = line.text, max = m.limits.max_line;
+    var width = Math.max.apply(null, physical.map(function (p) { return printedWidth(p, m); }));
+    var narrowest = null, last = physical[physical.length - 1];
+    for (var i = 0; i < following.length; i++) {
+      var raw = following[i], more = parseLine(raw, m.rules, m.limits, m.decoration);
+      var text = trimEnd(more.text, " \t", true);
+      if (!text || more.time !== null || (more.stream && more.stream !== line.stream) || startsRecord(more, raw, m)) break;
+      var word = text.split("\t").join(" ").split(" ")[0];
+      var cutAt = printedWidth(last, m) + 1 + codePoints(word);
+      narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
+      width = Math.max(width, printedWidth(raw, m));
+      if (narrowest <= width) break;
+      var end = trimEnd(last, "\r"), blank = /[ \t]$/.test(end) || /^[ \t]/.test(more.text);
+      spaced = cut(spaced + " " + text, max);
+      tight = cut(tight + (blank ? " " : "") + text, max);
+      texts.push({ spaced: spaced, tight: tight, text: text });
+      last = raw;
+    }
+    return texts;
+  }
 
   Scan.prototype.saturate = function (sig) {
     var m = this.matcher, sat = this.sat;
@@ -1291,14 +1580,14 @@
   Scan.prototype.result = function () {
     if (this.done) return this.done;
     if (this.partial || this.dropping) { var last = this.partial; this.partial = ""; this.dropping = false; this.complete(last); }
-    if (this.pending !== null) { this.take(this.pending, undefined); this.pending = null; }
+    while (this.queue.length) this.take();
     var limits = this.matcher.limits, perSig = this.perSig, hitLines = this.hitLines;
-    var errorLines = this.errorLines, sureCore = this.matcher.sureCore;
+    var errorLines = this.errorLines, sureCore = this.matcher.sureCore, wrap = this.wrap;
     var matches = [], kept = new Set(), matchLines = new Map();
     this.matcher.signatures.forEach(function (sig) {
       var numbered = perSig.get(sig);
       if (!numbered) return;
-      var all = findMatches(sig, numbered, false);
+      var all = findMatches(sig, numbered, false, wrap);
       if (sig.core) all = all.filter(function (m) { return coreHolds(m, errorLines, sureCore); });
       if (all.length) {
         if (!matchLines.has(sig.entry)) matchLines.set(sig.entry, []);
