@@ -124,7 +124,7 @@ BACKTRACE_GAP = 3
 class LogModel:
     """The bounded record of a log's events, fed line by line in order."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.streams: dict[str, _Stream] = {}
         self.failures: list[Failure] = []
         self.failures_dropped = 0
@@ -764,8 +764,7 @@ def _ranks_waiting(model: LogModel, consequence_ranks: set) -> tuple[set[int], s
     waiting |= consequence_ranks
     waiting |= {f.rank for f in model.failures if f.consequence and f.kind != "signal" and f.rank is not None}
     known = set(model.ranks_seen) | {rank for r in model.launcher if (rank := r.rank) is not None}
-    waiting.discard(None)
-    return waiting, known
+    return {rank for rank in waiting if rank is not None}, known
 
 
 def _absent_rank(model: LogModel, consequence_ranks: set) -> tuple[int | None, list[str]]:
@@ -804,14 +803,14 @@ def _odd_wait(model: LogModel, consequence_entries: Set[str]) -> tuple[int | Non
         return None, [], None
     groups: dict[str, list[int]] = {}
     for rank, failure in sorted(where.items()):
-        groups.setdefault(failure.location.rsplit(", in ", 1)[-1], []).append(rank)
+        groups.setdefault((failure.location or "").rsplit(", in ", 1)[-1], []).append(rank)
     if len(groups) != 2:
         return None, [], None
     (odd, ranks), (usual, others) = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0]))
     if len(ranks) != 1 or len(others) < 2:
         return None, [], None
     rank = ranks[0]
-    files = {where[r].frame[1] if where[r].frame else "" for r in others}
+    files = {frame[1] if (frame := where[r].frame) else "" for r in others}
     mine = where[rank]
     if len(files) == 1 and "" not in files and mine.frame and mine.frame[1] not in files and not mine.explained_by:
         return rank, [f"ranks {', '.join(map(str, others))} failed waiting on their peers in {usual} ({next(iter(files))}); "
@@ -827,12 +826,12 @@ def _left_early(model: LogModel, rank: int) -> bool:
     lists every process of its node that failed (those the agent stopped too, exitcode -15), so a
     process it leaves out had exited with status 0 before the failure. Nodes start as many
     processes each: the highest local rank + 1 per node, a node's ranks from rank - local rank."""
-    reports = [r for r in model.launcher if r.source == "torchrun-report" and r.rank is not None
-               and r.local_rank is not None]
-    if not reports or any(r.rank == rank for r in reports):
+    reports = [(r.rank, r.local_rank) for r in model.launcher if r.source == "torchrun-report"
+               and r.rank is not None and r.local_rank is not None]
+    if not reports or any(shown == rank for shown, _local in reports):
         return False
-    per_node = max(r.local_rank for r in reports) + 1
-    return any(r.rank - r.local_rank == rank - rank % per_node for r in reports)
+    per_node = max(local for _shown, local in reports) + 1
+    return any(shown - local == rank - rank % per_node for shown, local in reports)
 
 
 def _missing_rank(known: Set[int], size: int) -> int | None:

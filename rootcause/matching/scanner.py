@@ -105,7 +105,10 @@ def anchor_piece(anchor: str, fragments: dict[str, str]) -> str:
     """An anchor's alternative in the prefilter (memoised in `fragments`)."""
     piece = fragments.get(anchor)
     if piece is None:
-        piece = fragments[anchor] = WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
+        piece = WRAP.join(escape(word) for word in re.split(r"[ \t]+", anchor))
+        if piece.startswith(WRAP):   # a blank it begins with is on its line, never the break before
+            piece = r"[ \t]+" + piece[len(WRAP):]   # (as the browser's automaton reads a line)
+        fragments[anchor] = piece
     return piece
 
 
@@ -863,6 +866,11 @@ class _Scan:
                 second = raw.find(b"\n", raw.find(b"\n") + 1)
                 stop = start + second
                 raw = raw[:second]
+            if b"\n" in raw and not self._crosses(raw):
+                # the break was only a blank of the anchor's (`(): ` before a frame, ` ERROR `
+                # after a line of carets): the candidate is its first line, the next read on its own
+                stop = start + raw.index(b"\n")
+                raw = raw[:raw.index(b"\n")]
             # a line that holds a signature's anchor or wrap piece, or an error: with the lines
             # before it that its message may have begun on and those after it. (A line that only
             # an event anchor brought is read alone, and a join may begin on it.)
@@ -877,6 +885,13 @@ class _Scan:
             if joins:
                 low = position
         return line_number + data.count(b"\n", position, end)
+
+    def _crosses(self, raw: bytes) -> bool:
+        """May an anchor that a prefilter match carried over a line break join these two physical
+        lines: only when the second can continue a message (`continues`: text, no timestamp, no
+        record of its own) of the first's process, as `wrap_texts` asks of every wrap."""
+        first, second = (self.scanner._physical(part) for part in raw.decode("utf-8", "replace").split("\n", 1))
+        return continues(second) and not (second[0].stream and second[0].stream != first[0].stream)
 
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
                    before: tuple[bytes, ...] = (), following: tuple[bytes, ...] = ()) -> int:

@@ -763,6 +763,7 @@ def entry_page(loaded: LoadedEntry, config: SiteConfig, cards: dict[str, Card],
 #: links an entry page shows per relation that other entries declare towards it: a consequence
 #: such as ChildFailedError is the target of dozens, and its page must stay small
 BACKLINKS_SHOWN = 5
+LINKS_PER_RELATION = 36   # a relation's line at most: the entry's own links, then backlinks up to it
 
 
 def compact_examples(entry) -> int:
@@ -777,8 +778,10 @@ def _group_links(links: list[tuple[str, "Card"]], own: int = 0,
                  severities: tuple[str, ...] = ()) -> list[tuple[str, list["Card"], int]]:
     """Links by relation, in the vocabulary's order of first appearance: one line per relation,
     with how many more there are. The first `own` links are the entry's own and always shown;
-    declared by other entries, at most BACKLINKS_SHOWN per relation, the most severe first (in the
-    order of site.yml's `severities`)."""
+    declared by other entries, at most BACKLINKS_SHOWN per relation and no more than the line has
+    room for (LINKS_PER_RELATION: a hub that lists dozens of causes itself stays within its page
+    budget however many entries name it), the most severe first (in the order of site.yml's
+    `severities`)."""
     rank = {key: i for i, key in enumerate(severities)}
     groups: dict[str, list[Card]] = {}
     incoming: dict[str, list[Card]] = {}
@@ -788,7 +791,8 @@ def _group_links(links: list[tuple[str, "Card"]], own: int = 0,
     out = []
     for relation, cards in groups.items():
         extra = sorted(incoming.pop(relation, []), key=lambda c: (rank.get(c.severity, len(rank)), c.title.lower()))
-        out.append((relation, cards + extra[:BACKLINKS_SHOWN], max(0, len(extra) - BACKLINKS_SHOWN)))
+        room = max(0, min(BACKLINKS_SHOWN, LINKS_PER_RELATION - len(cards)))
+        out.append((relation, cards + extra[:room], len(extra) - room))
     return out
 
 

@@ -751,3 +751,34 @@ def test_text_fed_in_pieces_gives_the_report_of_the_whole_text(site, seed, tmp_p
         if js != python.report(LOGS[name], 5):
             mismatches.append(name)
     assert not mismatches, mismatches
+
+
+def test_bundled_examples_changed_as_pastes_are_identical(tmp_path_factory, tmp_path):
+    """Every example of every entry as a paste changes it (bench/twin_fuzz.py's changes: the
+    mutation check's prefixes, quoting, CRLF, cuts and class swaps, a random cut, a wrap at 60, 80
+    or 100 columns, ANSI colour) gets the same report from the browser as from the command line."""
+    own = own_site(tmp_path_factory)
+    if own is None:
+        pytest.skip("the repository's entries do not pass `python build.py check` yet:\n" + own_site_problem())
+    import random
+    import sys
+
+    from browser_helpers import REPO
+    from rootcause.entries.project import open_project
+
+    sys.path.insert(0, str(REPO / "bench"))
+    from twin_fuzz import example_texts
+
+    project, problems = open_project(REPO)
+    assert project is not None, problems
+    texts = example_texts(project.catalog, random.Random(1))
+    assert len(texts) > 10 * len(project.catalog.entries)
+    python = PythonDiagnosis(signature_data(own))
+    node = run_node({"signatures": str(own / "search" / "signatures.json"),
+                     "reports": [{"text": text, "top": 5} for _, text in texts]}, tmp_path, timeout=600)["reports"]
+    differ = []
+    for (name, text), js in zip(texts, node, strict=True):
+        js.pop("ms")
+        if js != python.report(text, 5):
+            differ.append(name)
+    assert not differ, differ

@@ -508,7 +508,7 @@ def test_hub_tables_show_signatures_as_messages_never_as_regexes(site: Path):
 
 
 def test_backlinks_are_capped_per_relation_and_the_rest_counted(site: Path):
-    from rootcause.site.render import BACKLINKS_SHOWN
+    from rootcause.site.render import BACKLINKS_SHOWN, LINKS_PER_RELATION
 
     tree = html(site / "entries" / "torchrun-child-failed-error" / "index.html")
     own = set(re.findall(r"(?m)^  - id: (\S+)", (REPO / "entries" / "torchrun-child-failed-error.yaml").read_text()))
@@ -522,6 +522,7 @@ def test_backlinks_are_capped_per_relation_and_the_rest_counted(site: Path):
     for li in items:
         links = [a.attributes["href"].strip("./").split("/")[-1] for a in li.css("a")]
         assert len([l for l in links if l not in own]) <= BACKLINKS_SHOWN
+        assert len(links) <= max(LINKS_PER_RELATION, len([l for l in links if l in own]))
 
 
 def test_content_headings_get_githubs_anchors_and_links_by_file_name_reach_the_page():

@@ -259,6 +259,8 @@ def header_results(page, query: str) -> list[str]:
     page.wait_for_function("() => document.querySelector('.rc-search__results').hidden")
     box.fill(query)
     page.wait_for_function("() => !document.querySelector('.rc-search__results').hidden")
+    # the best hit shows first, the rest as their rows arrive: read the list once it is whole
+    page.wait_for_function("() => document.querySelector('#rc-results').getAttribute('aria-busy') === 'false'")
     return [href.rstrip("/").rsplit("/", 1)[-1] for href in
             page.locator("#rc-results a.rc-result").evaluate_all("els => els.map(e => e.getAttribute('href'))")]
 

@@ -1334,6 +1334,12 @@
     return !!trimEnd(read.line.text, " \t", true) && read.line.time === null && !read.record;
   }
 
+  // scanner._Scan._crosses: may an anchor carried over a line break join these two physical lines
+  function crosses(raw, next, m) {
+    var first = readPhysical(raw, m), second = readPhysical(next, m);
+    return continues(second) && !(second.line.stream && second.line.stream !== first.line.stream);
+  }
+
   // scanner.first_word: the length of a continuation line's first word
   function firstWord(line) {
     return codePoints(trimEnd(line.text, " \t", true).split("\t").join(" ").split(" ")[0]);
@@ -1381,6 +1387,8 @@
         var crossing = this.prefilter.crossing(scanned, next);
         if (ending >= 0 && /^[ \t]/.test(next) && (crossing < 0 || ending < crossing)) crossing = ending;
         if (crossing >= 0 && (within < 0 || crossing <= within)) span = 2;
+        // scanner._Scan._crosses: only onto a line that can continue a message of this process
+        if (span === 2 && !crosses(raw, next, m)) span = 1;
       }
       if (span === 1 && ending >= 0 && (within < 0 || ending < within)) within = ending;
       if (within < 0 && span === 1) {
