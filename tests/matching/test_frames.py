@@ -166,3 +166,15 @@ def test_check_holds_a_declared_frame_to_an_example_and_to_one_entry(tmp_path):
     assert "error[E057]: no example of signature 1 shows the frame 'training_step'" in out, out
     assert "error[E057]: the raising frame '_determine_best_metric' in 'transformers/trainer.py' is declared by " \
            "'trainer-eval-loss-missing-label-names' too" in out, out
+
+
+def test_a_frame_after_a_code_line_ending_in_a_colon_is_the_last_frame(bundled):
+    """glibc's `(): ` event anchor ends in a blank; at a line break it must not carry the next
+    line (a frame) into the code line before it."""
+    from test_parity import LOGS as PARITY
+
+    report = bundled.diagnose_text(PARITY["frame-after-colon-line"], 3)
+    assert report["first_failure"]["location"] == 'File "b.py", line 2, in ready'
+    report = bundled.diagnose_text(PARITY["error-after-caret-line"], 3)
+    assert report["first_failure"]["entry"] == "nccl-internal-error"
+    assert report["first_failure"]["text"].startswith("ERROR 01-29 07:44:33 engine.py:366] NCCL error")

@@ -119,6 +119,15 @@ def join(*lines: str) -> str:
 ASTRAL = "\U0001F600"  # 😀: one code point, two UTF-16 code units
 
 LOGS: dict[str, str] = {
+    # a code line ending in `():` (glibc's `(): ` event anchor, its blank at the break) before a
+    # frame: the frame is a line of its own, the traceback's location is the last frame
+    "frame-after-colon-line": join("Traceback (most recent call last):", '  File "a.py", line 1, in f',
+                                   "    if self.ready():", '  File "b.py", line 2, in ready',
+                                   "    return self._ready", "AttributeError: 'Engine' object has no attribute '_ready'"),
+    # ` ERROR ` begins with a blank: never read across the break before a line that starts with ERROR
+    "error-after-caret-line": join("ERROR 01-29 07:44:33 engine.py:366]                   ^^^^^^^^^^^^^^^^^^^^^^^^^^",
+                                   "ERROR 01-29 07:44:33 engine.py:366] NCCL error: internal error - please report "
+                                   "this issue to the NCCL developers"),
     "torchrun-cascade": cascade(),
     "torchrun-cascade-crlf": cascade("\r\n"),
     "torchrun-default-prefix": join(*prefixed("[default2]:", TRACEBACK + [OOM]), f"[default0]:{watchdog(0)}",
