@@ -45,6 +45,24 @@ want() {
   return 1
 }
 
+# shows NAME RC "CHECK-ARGS" TRY: does NAME.log show what NAME.yaml describes (scripts/check_log.py)?
+shows() {
+  local name=$1 rc=$2 check=$3 i=$4
+  # shellcheck disable=SC2086
+  if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
+    echo "ok    $name (rc=$rc, try $i)"
+    return 0
+  fi
+  echo "retry $name (rc=$rc, try $i)"
+  return 1
+}
+
+# failed NAME: every try of NAME failed its check
+failed() {
+  echo "FAIL  $1: the log does not show what $1.yaml describes" >&2
+  FAILED+=("$1")
+}
+
 # run NAME NPROC PORT TRIES "CHECK-ARGS" [VAR=VALUE ...] -- SCRIPT [ARGS ...]
 run() {
   local name=$1 nproc=$2 port=$3 tries=$4 check=$5; shift 5
@@ -57,15 +75,9 @@ run() {
     env "${envs[@]}" timeout 120 "$TORCHRUN" --nproc_per_node "$nproc" --tee 3 \
       --master_port "$port" "$@" > "$HERE/$name.log" 2>&1
     rc=$?
-    # shellcheck disable=SC2086
-    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
-      echo "ok    $name (rc=$rc, try $i)"
-      return 0
-    fi
-    echo "retry $name (rc=$rc, try $i)"
+    shows "$name" "$rc" "$check" "$i" && return 0
   done
-  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
-  FAILED+=("$name")
+  failed "$name"
 }
 
 # ---- failing runs: the script decides which rank fails first (--fail-rank) ----------------
@@ -251,15 +263,9 @@ run_signalled() {
     ( sleep 60; kill -9 "$pid" 2>/dev/null ) & local guard=$!
     wait "$pid"; rc=$?
     kill "$guard" 2>/dev/null; wait "$guard" 2>/dev/null
-    # shellcheck disable=SC2086
-    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
-      echo "ok    $name (rc=$rc, try $i)"
-      return 0
-    fi
-    echo "retry $name (rc=$rc, try $i)"
+    shows "$name" "$rc" "$check" "$i" && return 0
   done
-  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
-  FAILED+=("$name")
+  failed "$name"
 }
 run_signalled agent_sigterm 2 29667 2 TERM "--has 'Received 15 death signal, shutting down workers' --has 'got signal: 15'" \
   -- scripts/slow_train.py --steps 40
@@ -307,15 +313,9 @@ run_two_nodes() {
       [ $ra = 0 ] && [ $rb = 0 ]   # the job fails if either node fails
     ) > "$HERE/$name.log" 2>&1
     rc=$?
-    # shellcheck disable=SC2086
-    if eval "$PY scripts/check_log.py \"\$HERE/$name.log\" --rc $rc $check"; then
-      echo "ok    $name (rc=$rc, try $i)"
-      return 0
-    fi
-    echo "retry $name (rc=$rc, try $i)"
+    shows "$name" "$rc" "$check" "$i" && return 0
   done
-  echo "FAIL  $name: the log does not show what $name.yaml describes" >&2
-  FAILED+=("$name")
+  failed "$name"
 }
 run_two_nodes two_nodes_indexerror 29670 2 "--has '[default1]:[rank3]: IndexError: list index out of range' --has 'host      : node-b'" \
   -- scripts/rank_indexerror.py --fail-rank 3
