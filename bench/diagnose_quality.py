@@ -93,6 +93,11 @@ def _canonical(url: str) -> str:
     return f"{m.group(1).lower()}#{m.group(2)}" if m else url.rstrip("/")
 
 
+#: report fields only the command line writes (what it read, the possibly-related tier from its own
+#: search, which encyclopedia answered): left out when its report is compared with the browser's
+CLI_ONLY = ("bytes_scanned", "possible", "encyclopedia")
+
+
 class Cli:
     """The command line's diagnosis, in process (the same calls as `rootcause diagnose --json`)."""
 
@@ -296,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             browser_reports = Browser(Path(tmp) / "site").reports([c["text"] for c in cases])
         systems.append(("rootcause browser", [answer(r) for r in browser_reports], True))
         differ = [c for c, py, js in zip(cases, cli_reports, browser_reports)
-                  if {k: v for k, v in py.items() if k not in ("bytes_scanned", "possible", "encyclopedia")} != js]
+                  if {k: v for k, v in py.items() if k not in CLI_ONLY} != js]
     bm25 = Bm25(project.catalog)
     systems.append((bm25.name, [(bm25.ranking(c["text"]), None, []) for c in cases], False))
 

@@ -32,9 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import diagnose_quality as quality  # noqa: E402
 
-IGNORED = ("bytes_scanned", "possible", "encyclopedia")   # as diagnose_quality compares them
-
-
 def example_texts(catalog, rng: random.Random) -> list[tuple[str, str]]:
     from rootcause.entries.mutations import mutations
 
@@ -79,7 +76,7 @@ def differences(texts: list[tuple[str, str]]) -> list[dict]:
         browser = quality.Browser(Path(tmp) / "site").reports([text for _, text in texts])
     out = []
     for (name, text), py, js in zip(texts, python, browser):
-        py = {k: v for k, v in py.items() if k not in IGNORED}
+        py = {k: v for k, v in py.items() if k not in quality.CLI_ONLY}
         if py != js:
             fields = sorted(k for k in set(py) | set(js) if py.get(k) != js.get(k))
             out.append({"name": name, "text": text, "fields": fields,

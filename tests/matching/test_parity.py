@@ -604,17 +604,22 @@ def test_bundled_entries_examples_are_identical(tmp_path_factory, tmp_path):
     cases.update(LOGS)
     cases.pop("hits-per-signature-cap")  # slow, and the fixture site covers it
     cases.pop("saturated-prefilter")
-    data = signature_data(own)
-    python = PythonDiagnosis(data)
-    names = list(cases)
-    node = run_node({"signatures": str(own / "search" / "signatures.json"),
-                     "reports": [{"text": cases[n], "top": 5} for n in names]}, tmp_path)["reports"]
-    mismatches = []
-    for name, js in zip(names, node, strict=True):
+    differ = differing_reports(own, list(cases.items()), tmp_path)
+    assert not differ, differ
+
+
+def differing_reports(site: Path, texts: list[tuple[str, str]], folder: Path, timeout: float = 120) -> list[str]:
+    """The names of the (name, text) pairs whose top-5 report from matcher.js in Node, on the built
+    site's signatures.json, differs from the command line's on the same file."""
+    python = PythonDiagnosis(signature_data(site))
+    node = run_node({"signatures": str(site / "search" / "signatures.json"),
+                     "reports": [{"text": text, "top": 5} for _, text in texts]}, folder, timeout)["reports"]
+    differ = []
+    for (name, text), js in zip(texts, node, strict=True):
         js.pop("ms")
-        if js != python.report(cases[name], 5):
-            mismatches.append(name)
-    assert not mismatches, mismatches
+        if js != python.report(text, 5):
+            differ.append(name)
+    return differ
 
 
 def test_a_watchdog_line_wrapped_over_three_lines_is_named_by_the_browser_and_the_cli(tmp_path_factory, tmp_path):
@@ -782,12 +787,5 @@ def test_bundled_examples_changed_as_pastes_are_identical(tmp_path_factory, tmp_
     assert project is not None, problems
     texts = example_texts(project.catalog, random.Random(1))
     assert len(texts) > 10 * len(project.catalog.entries)
-    python = PythonDiagnosis(signature_data(own))
-    node = run_node({"signatures": str(own / "search" / "signatures.json"),
-                     "reports": [{"text": text, "top": 5} for _, text in texts]}, tmp_path, timeout=600)["reports"]
-    differ = []
-    for (name, text), js in zip(texts, node, strict=True):
-        js.pop("ms")
-        if js != python.report(text, 5):
-            differ.append(name)
+    differ = differing_reports(own, texts, tmp_path, timeout=600)
     assert not differ, differ
