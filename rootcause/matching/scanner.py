@@ -888,10 +888,10 @@ class _Scan:
 
     def _crosses(self, raw: bytes) -> bool:
         """May an anchor that a prefilter match carried over a line break join these two physical
-        lines: only when the second can continue a message (`continues`: text, no timestamp, no
-        record of its own) of the first's process, as `wrap_texts` asks of every wrap."""
+        lines: only when the second can continue a message of the first's process
+        (`continues_message`), as `wrap_texts` asks of every wrap."""
         first, second = (self.scanner._physical(part) for part in raw.decode("utf-8", "replace").split("\n", 1))
-        return continues(second) and not (second[0].stream and second[0].stream != first[0].stream)
+        return continues_message(first[0], second)
 
     def _take_line(self, raw: bytes, number: int, report: Report, per_signature: dict,
                    before: tuple[bytes, ...] = (), following: tuple[bytes, ...] = ()) -> int:
@@ -1062,6 +1062,13 @@ def continues(line: tuple[LogLine, int, bool]) -> bool:
     return bool(parsed.text.strip(" \t")) and parsed.time is None and not record
 
 
+def continues_message(line: LogLine, read: tuple[LogLine, int, bool]) -> bool:
+    """May a physical line (`read` as `wrap_starts` reads it) continue a message of `line`'s
+    process: `continues`, and no other process's prefix (a launcher repeats its own on every line)."""
+    more = read[0]
+    return continues(read) and not (more.stream and more.stream != line.stream)
+
+
 def first_word(line: LogLine) -> int:
     """The length of a continuation line's first word (`wrap_texts`' width rule)."""
     return len(line.text.strip(" \t").replace("\t", " ").split(" ", 1)[0])
@@ -1097,10 +1104,11 @@ def wrap_texts(line: LogLine, physical: list[str], following: list[str],
     narrowest = None
     last = physical[-1]
     for raw in following:
-        more, more_width, record = read(raw)
-        text = more.text.strip(" \t")
-        if not text or more.time is not None or (more.stream and more.stream != line.stream) or record:
+        physical_read = read(raw)
+        if not continues_message(line, physical_read):
             break
+        more, more_width, _record = physical_read
+        text = more.text.strip(" \t")
         word = text.replace("\t", " ").split(" ", 1)[0]
         cut = read(last)[1] + 1 + len(word)
         narrowest = cut if narrowest is None else min(narrowest, cut)

@@ -1334,10 +1334,15 @@
     return !!trimEnd(read.line.text, " \t", true) && read.line.time === null && !read.record;
   }
 
+  // scanner.continues_message: may a physical line (as readPhysical reads it) continue a message
+  // of `line`'s process
+  function continuesMessage(line, read) {
+    return continues(read) && !(read.line.stream && read.line.stream !== line.stream);
+  }
+
   // scanner._Scan._crosses: may an anchor carried over a line break join these two physical lines
   function crosses(raw, next, m) {
-    var first = readPhysical(raw, m), second = readPhysical(next, m);
-    return continues(second) && !(second.line.stream && second.line.stream !== first.line.stream);
+    return continuesMessage(readPhysical(raw, m).line, readPhysical(next, m));
   }
 
   // scanner.first_word: the length of a continuation line's first word
@@ -1552,13 +1557,13 @@
     var width = Math.max.apply(null, physical.map(function (p) { return printedWidth(p, m); }));
     var narrowest = null, last = physical[physical.length - 1];
     for (var i = 0; i < following.length; i++) {
-      var raw = following[i], more = parseLine(raw, m.rules, m.limits, m.decoration);
+      var raw = following[i], read = readPhysical(raw, m), more = read.line;
+      if (!continuesMessage(line, read)) break;
       var text = trimEnd(more.text, " \t", true);
-      if (!text || more.time !== null || (more.stream && more.stream !== line.stream) || startsRecord(more, raw, m)) break;
       var word = text.split("\t").join(" ").split(" ")[0];
       var cutAt = printedWidth(last, m) + 1 + codePoints(word);
       narrowest = narrowest === null ? cutAt : Math.min(narrowest, cutAt);
-      width = Math.max(width, printedWidth(raw, m));
+      width = Math.max(width, read.width);
       if (narrowest <= width) break;
       var end = trimEnd(last, "\r"), blank = /[ \t]$/.test(end) || /^[ \t]/.test(more.text);
       spaced = cut(spaced + " " + text, max);
