@@ -17,6 +17,10 @@ folder open to others) nothing is cached and every build is a cold one.
 
 Records are written under a temporary name and renamed into place, so a reader sees a whole old
 record or a whole new one; none is read or written through a symbolic link.
+
+Every project folder ever built in (a clone in a temporary folder, a benchmark's site) gets a
+store, so stores are swept: `sweep()` removes the store of a project whose folder is gone or that
+no build has used for `STALE_DAYS`, and template caches as idle, at most once a day.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import hashlib
 import os
 import re
 import secrets
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -32,6 +37,9 @@ from pathlib import Path
 RECORD_MAGIC = b"rootcause-record 1 "
 MAX_RECORD_BYTES = 1 << 30
 DAY = 86400.0
+STALE_DAYS = 30
+ROOT_MARK = "root"        # in a project's store: the real path of the project it belongs to
+SWEPT_MARK = ".swept"     # in projects/: its time is when the stores were last swept
 _KEY = re.compile(r"[0-9a-f]{16,128}")   # a hex digest: the file's name, never a path
 _KIND = re.compile(r"[a-z][a-z0-9-]{0,40}")
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -66,9 +74,69 @@ def user_cache_folder(name: str) -> Path | None:
 
 
 def project_folder(root: Path) -> Path | None:
-    """The store of the project at `root` (by its real path: a copy elsewhere starts cold)."""
-    ident = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=12).hexdigest()
-    return user_cache_folder(f"projects/{ident}")
+    """The store of the project at `root` (by its real path: a copy elsewhere starts cold),
+    marked with that path so that `sweep` can tell when the project is gone."""
+    real = os.fsencode(os.path.realpath(root))
+    ident = hashlib.blake2b(real, digest_size=12).hexdigest()
+    folder = user_cache_folder(f"projects/{ident}")
+    if folder is not None:
+        mark = f"{os.fspath(folder)}/{ROOT_MARK}"
+        times: list[float] = []
+        if _read_file(mark, len(real), times) != real:
+            _write_file(mark, real)
+        elif times[0] < time.time() - DAY:
+            mark_used(Path(mark))
+    return folder
+
+
+def mark_used(path: Path) -> None:
+    """Set the time of a store's mark or folder to now when it is a day old, for `sweep`."""
+    try:
+        if os.lstat(path).st_mtime < time.time() - DAY:
+            os.utime(path, follow_symlinks=False)
+    except OSError:
+        pass
+
+
+def sweep(now: float | None = None) -> int:
+    """Remove the stores of projects whose folder no longer exists or that no build has used for
+    STALE_DAYS, and template caches idle as long; at most once a day. Returns how many."""
+    now = time.time() if now is None else now
+    projects = user_cache_folder("projects")
+    if projects is None:
+        return 0
+    swept = f"{os.fspath(projects)}/{SWEPT_MARK}"
+    try:
+        if os.lstat(swept).st_mtime > now - DAY:
+            return 0
+    except OSError:
+        pass
+    _write_file(swept, b"")
+    stale = now - STALE_DAYS * DAY
+    removed = 0
+    try:
+        with os.scandir(projects) as found:
+            stores = [e.path for e in found if _KEY.fullmatch(e.name) and e.is_dir(follow_symlinks=False)]
+        with os.scandir(projects.parent) as found:
+            templates = [e for e in found if e.name.startswith("templates-") and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    for store in stores:
+        mark = f"{store}/{ROOT_MARK}"
+        times: list[float] = []
+        root = _read_file(mark, times=times)
+        try:
+            used = times[0] if times else os.lstat(store).st_mtime
+        except OSError:
+            continue
+        if used < stale or (root is not None and not os.path.isdir(os.fsdecode(root))):
+            shutil.rmtree(store, ignore_errors=True)
+            removed += 1
+    for folder in templates:
+        if _idle(folder, STALE_DAYS):
+            shutil.rmtree(folder.path, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 class RecordStore:
@@ -126,21 +194,7 @@ class RecordStore:
         if _read_file(target, len(record), times) == record:
             self._touch(target, times)
             return True
-        temporary = f"{os.fspath(self.folder)}/.{key}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
-                         getattr(os, "O_CLOEXEC", 0), 0o600)
-            try:
-                with os.fdopen(fd, "wb") as stream:
-                    stream.write(record)
-                os.replace(temporary, target)
-            except BaseException:
-                try:
-                    os.unlink(temporary)
-                except OSError:
-                    pass
-                raise
-        except OSError:
+        if not _write_file(target, record):
             self.enabled = False   # no space, no permission: go on without a cache
             return False
         return True
@@ -215,6 +269,29 @@ def _read_file(path: str, size: int | None = None, times: list | None = None) ->
         return None
     finally:
         os.close(fd)
+
+
+def _write_file(path: str, data: bytes) -> bool:
+    """Write `data` under a temporary name beside `path` and rename it into place (a reader sees
+    the whole old file or the whole new one); False when it cannot be written."""
+    folder, name = os.path.split(path)
+    temporary = f"{folder}/.{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) |
+                     getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        return False
+    return True
 
 
 def _real_folder(folder: Path) -> bool:

@@ -105,3 +105,50 @@ def test_a_record_body_is_checked_against_its_sha256(store: cache.RecordStore):
     store.put("f" * 32, b"x" * 1000)
     data = (store.folder / ("f" * 32)).read_bytes()
     assert data == cache.RECORD_MAGIC + hashlib.sha256(b"x" * 1000).hexdigest().encode() + b"\n" + b"x" * 1000
+
+
+def _age(path: Path, days: float) -> None:
+    then = os.stat(path).st_mtime - days * cache.DAY
+    os.utime(path, (then, then))
+
+
+def test_sweep_removes_the_stores_of_projects_gone_or_idle_and_keeps_the_rest(tmp_path: Path, monkeypatch):
+    """Every folder ever built in gets a store (clones in temporary folders, benchmark sites), so
+    a user's cache grew by a gigabyte a day of such builds; sweep keeps what a live project uses."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    live, gone, idle = (tmp_path / name for name in ("live", "gone", "idle"))
+    stores = {}
+    for project in (live, gone, idle):
+        project.mkdir()
+        store = cache.RecordStore(project, "build-pages")
+        assert store.put("c" * 32, b"page")
+        stores[project.name] = store.folder.parent
+        assert (store.folder.parent / cache.ROOT_MARK).read_bytes() == os.fsencode(os.path.realpath(project))
+    gone.rmdir()
+    _age(stores["idle"] / cache.ROOT_MARK, cache.STALE_DAYS + 1)
+    _age(stores["live"] / cache.ROOT_MARK, cache.STALE_DAYS - 1)
+    old_templates = tmp_path / "home" / "rootcause" / "templates-plain-x"
+    old_templates.mkdir()
+    _age(old_templates, cache.STALE_DAYS + 1)
+
+    assert cache.sweep() == 3
+    assert stores["live"].is_dir() and not stores["gone"].exists() and not stores["idle"].exists()
+    assert not old_templates.exists()
+    assert cache.RecordStore(live, "build-pages").get("c" * 32) == b"page"
+
+    # at most once a day: a store gone since is left for the next day's sweep
+    live_store = stores["live"]
+    live.rmdir()
+    assert cache.sweep() == 0 and live_store.is_dir()
+    assert cache.sweep(now=os.stat(live_store.parent / cache.SWEPT_MARK).st_mtime + cache.DAY + 1) == 1
+    assert not live_store.exists()
+
+
+def test_a_store_used_again_has_its_mark_renewed(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    store = cache.RecordStore(tmp_path, "build-pages")
+    mark = store.folder.parent / cache.ROOT_MARK
+    _age(mark, cache.STALE_DAYS + 1)
+    cache.RecordStore(tmp_path, "build-pages")
+    assert os.stat(mark).st_mtime > os.path.getmtime(tmp_path) - cache.DAY
+    assert cache.sweep() == 0

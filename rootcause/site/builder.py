@@ -22,7 +22,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..cache import RecordStore
+from ..cache import RecordStore, sweep
 from ..collector import paused, release_free_memory
 from ..errors import RootcauseError
 from ..forked import Alongside
@@ -279,6 +279,7 @@ class Memo:
             self.entries.prune()
             self.pages.prune()
             self.codes.prune()
+            sweep()
 
 
 def _version(kept: Kept | None) -> str:

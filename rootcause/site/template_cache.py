@@ -23,7 +23,7 @@ from pathlib import Path
 
 import jinja2
 
-from ..cache import user_cache_folder
+from ..cache import mark_used, user_cache_folder
 
 
 class _Tolerant(jinja2.FileSystemBytecodeCache):
@@ -54,4 +54,6 @@ def bytecode_cache(sandboxed: bool) -> jinja2.BytecodeCache | None:
     kind = "sandboxed" if sandboxed else "plain"
     tag = f"{jinja2.__version__}-py{sys.version_info[0]}{sys.version_info[1]}-{_options_digest()}"
     folder = user_cache_folder(f"templates-{kind}-{tag}")
+    if folder is not None:
+        mark_used(folder)   # `cache.sweep` removes template caches idle for a month
     return _Tolerant(os.fspath(folder), "%s.cache") if folder is not None else None
