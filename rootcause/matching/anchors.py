@@ -31,6 +31,7 @@ from .patterns import Compiled
 from .signatures import CompiledSignature, anchors_of
 
 PREFIX = 8                    # characters of an anchor used to look it up in a line
+LONG_PREFIX = 16              # ... and of a wrap piece, where many pieces share their first PREFIX
 #: A hard wrap (a terminal's, cut at exactly N columns inside a word) breaks an anchor where no
 #: space stands, so that neither physical line holds it whole and the prefilter, which reads a
 #: space as a wrap but not a cut word, finds neither. Each anchor is therefore also looked for
@@ -147,6 +148,25 @@ def anchor_keys(anchor: str) -> tuple[str | None, str]:
     return None, max(words, key=len)
 
 
+class _GramBits:
+    """Two sets of PREFIX-character texts as bits of their hashes (a Bloom filter of one hash):
+    a text cut by a wrap inside an anchor begins (set 0) or ends (set 1) with one of the anchor's.
+    A few MB whatever the number of anchors; a false "yes" costs only the exact search after it."""
+
+    BITS = 1 << 24
+
+    def __init__(self) -> None:
+        self._bits = (bytearray(self.BITS // 8), bytearray(self.BITS // 8))
+
+    def add(self, which: int, gram: str) -> None:
+        spot = hash(gram) & (self.BITS - 1)
+        self._bits[which][spot >> 3] |= 1 << (spot & 7)
+
+    def holds(self, which: int, gram: str) -> bool:
+        spot = hash(gram) & (self.BITS - 1)
+        return bool(self._bits[which][spot >> 3] & (1 << (spot & 7)))
+
+
 class SignatureTable:
     """Signatures by number, their distinct anchors (in first-seen order, steps then `unless`
     patterns of each signature in turn) and the signatures each anchor belongs to."""
@@ -162,8 +182,9 @@ class SignatureTable:
         self._prefix: dict[str, list[int]] | None = None
         self._short: list[int] | None = None
         self._pieces: list[tuple[str, ...]] | None = None
-        self._piece_prefix: dict[str, list[tuple[str, str, int]]] | None = None
+        self._piece_prefix: dict[str, tuple[list, dict[str, list]]] | None = None
         self._piece_words: frozenset[str] = frozenset()
+        self._edge_bits: _GramBits | None = None
         self._piece_loose_words = None   # an RE2 program of the loose pieces' words
         self._piece_tokens: dict[str, list[int]] | None = None
         self._piece_loose: list[tuple[bytes, int]] | None = None
@@ -233,16 +254,10 @@ class SignatureTable:
     def holds_cut_anchor(self, text: str) -> bool:
         """Does `text` hold a wrap piece of an anchor that runs on past its start or its end: the
         text agrees with the anchor up to its edge, and the rest of the anchor would lie on the
-        line before or after (a wrap cut it)? A piece found through its first PREFIX characters."""
+        line before or after (a wrap cut it)? A piece is looked up by its first PREFIX characters,
+        then, where many pieces share those (anchors share words), by its first LONG_PREFIX."""
         if self._piece_prefix is None:
-            prefix: dict[str, list[tuple[str, str, int]]] = {}
-            for number, anchor in enumerate(self.anchors):
-                for piece in self.pieces(number):
-                    bucket = prefix.setdefault(piece[:PREFIX], [])
-                    found = (piece, anchor, anchor.find(piece))
-                    if found not in bucket:
-                        bucket.append(found)
-            self._piece_prefix = prefix
+            self._piece_prefix = self._piece_buckets()
             if self._piece_tokens is None:
                 self._piece_keys()
             # (a piece's interior word is a whole word of the text, or its longest word is in it)
@@ -258,12 +273,64 @@ class SignatureTable:
         if self._piece_words.isdisjoint(_SEPARATORS.split(text)) and \
                 (self._piece_loose_words is None or self._piece_loose_words.search(text) is None):
             return False   # no piece at all (most lines): the search by position is spared
+        size = len(text)
+        if size < PREFIX or not (self._edges.holds(0, text[:PREFIX]) or self._edges.holds(1, text[-PREFIX:])):
+            return False   # the text neither begins nor ends inside an anchor: no cut at its edges
         get = self._piece_prefix.get
-        for at in range(len(text) - PREFIX + 1):
-            for piece, anchor, offset in get(text[at:at + PREFIX]) or ():
-                if text.startswith(piece, at) and cut_at_edge(text, at - offset, anchor):
-                    return True
+        for at in range(size - PREFIX + 1):
+            bucket = get(text[at:at + PREFIX])
+            if bucket is None:
+                continue
+            short, longer = bucket
+            for pieces in (short, longer.get(text[at:at + LONG_PREFIX], ()) if longer else ()):
+                for piece, places in pieces:
+                    if text.startswith(piece, at):
+                        for anchor, offset in places:
+                            # (a start cut needs the anchor to begin before the text, an end cut
+                            # to end after it: cheap tests before the comparison)
+                            if (at < offset or at - offset + len(anchor) > size) and \
+                                    cut_at_edge(text, at - offset, anchor):
+                                return True
         return False
+
+    @property
+    def _edges(self) -> "_GramBits":
+        """Where a text cut by a wrap can begin and end inside an anchor (`_GramBits`)."""
+        if self._edge_bits is None:
+            bits = _GramBits()
+            for number, anchor in enumerate(self.anchors):
+                places = [(anchor.find(piece), len(piece)) for piece in self.pieces(number)]
+                if not places:
+                    continue
+                # a text that begins inside the anchor, after its start and before a whole piece,
+                # and one that ends inside it, after a whole piece and before its end
+                last_start = max(offset for offset, _ in places)
+                for begin in range(1, min(last_start, len(anchor) - PREFIX) + 1):
+                    bits.add(0, anchor[begin:begin + PREFIX])
+                first_end = min(offset + length for offset, length in places)
+                for end in range(max(first_end, PREFIX), len(anchor)):
+                    bits.add(1, anchor[end - PREFIX:end])
+            self._edge_bits = bits
+        return self._edge_bits
+
+    def _piece_buckets(self) -> dict[str, tuple[list, dict[str, list]]]:
+        """The distinct wrap pieces, each with the (anchor, offset) places it has, by their
+        first PREFIX characters: (pieces shorter than LONG_PREFIX, the longer ones by their
+        first LONG_PREFIX characters)."""
+        places: dict[str, list[tuple[str, int]]] = {}
+        for number, anchor in enumerate(self.anchors):
+            for piece in self.pieces(number):
+                place = (anchor, anchor.find(piece))
+                if place not in places.setdefault(piece, []):
+                    places[piece].append(place)
+        buckets: dict[str, tuple[list, dict[str, list]]] = {}
+        for piece, where in places.items():
+            short, longer = buckets.setdefault(piece[:PREFIX], ([], {}))
+            if len(piece) < LONG_PREFIX:
+                short.append((piece, tuple(where)))
+            else:
+                longer.setdefault(piece[:LONG_PREFIX], []).append((piece, tuple(where)))
+        return buckets
 
     def _piece_keys(self) -> None:
         """The keys of the anchors' wrap pieces, as `_keys` (a compiled index stores the anchors'
