@@ -136,3 +136,12 @@ def test_the_package_map_lists_every_top_level_module_once():
               for name in _listed(doc, heading)]
     modules = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
     assert sorted(listed) == modules and len(set(listed)) == len(listed)
+
+
+def test_the_architecture_page_stays_short():
+    """Issue #32: a newcomer reads ARCHITECTURE.md in one sitting (at most 1,500 words, not
+    counting table rules and diagram strokes)."""
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    words = [w for w in text.split() if re.search(r"\w", w)]
+    assert len(words) <= 1500, f"ARCHITECTURE.md has {len(words)} words"
+    assert "## Where a field goes" in text
