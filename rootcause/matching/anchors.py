@@ -32,6 +32,10 @@ from .signatures import CompiledSignature, anchors_of
 
 PREFIX = 8                    # characters of an anchor used to look it up in a line
 LONG_PREFIX = 16              # ... and of a wrap piece, where many pieces share their first PREFIX
+#: `holds_cut_anchor` searches a line for a cut anchor by position until it has done so this many
+#: times (or half as many times as there are anchors): then it first asks `_GramBits`, whose
+#: making costs about a second per 15,000 anchors, whether the line begins or ends inside one
+EDGES_AFTER_CHECKS = 2_000
 #: A hard wrap (a terminal's, cut at exactly N columns inside a word) breaks an anchor where no
 #: space stands, so that neither physical line holds it whole and the prefilter, which reads a
 #: space as a wrap but not a cut word, finds neither. Each anchor is therefore also looked for
@@ -185,6 +189,7 @@ class SignatureTable:
         self._piece_prefix: dict[str, tuple[list, dict[str, list]]] | None = None
         self._piece_words: frozenset[str] = frozenset()
         self._edge_bits: _GramBits | None = None
+        self._cut_checks = 0
         self._piece_loose_words = None   # an RE2 program of the loose pieces' words
         self._piece_tokens: dict[str, list[int]] | None = None
         self._piece_loose: list[tuple[bytes, int]] | None = None
@@ -274,8 +279,12 @@ class SignatureTable:
                 (self._piece_loose_words is None or self._piece_loose_words.search(text) is None):
             return False   # no piece at all (most lines): the search by position is spared
         size = len(text)
-        if size < PREFIX or not (self._edges.holds(0, text[:PREFIX]) or self._edges.holds(1, text[-PREFIX:])):
-            return False   # the text neither begins nor ends inside an anchor: no cut at its edges
+        if size < PREFIX:
+            return False
+        self._cut_checks += 1
+        if self._edge_bits is not None or self._cut_checks > max(EDGES_AFTER_CHECKS, len(self.anchors) // 2):
+            if not (self._edges.holds(0, text[:PREFIX]) or self._edges.holds(1, text[-PREFIX:])):
+                return False   # the text neither begins nor ends inside an anchor: no cut at its edges
         get = self._piece_prefix.get
         for at in range(size - PREFIX + 1):
             bucket = get(text[at:at + PREFIX])
