@@ -321,6 +321,7 @@ class LineBlocks:
     def __init__(self, stream: BinaryIO):
         self.stream = stream
         self.bytes_read = 0
+        self.last = False   # is the block just given the log's last?
 
     def __iter__(self) -> Iterator[tuple[bytes, int]]:
         tail = b""
@@ -342,6 +343,7 @@ class LineBlocks:
             cut = data.rfind(b"\n") + 1
             if not ahead and cut < len(data):
                 data = data[:cut] + data[cut:cut + LINE_BYTES] + b"\n"
+                self.last = True
                 yield data, len(data)
                 return
             if cut == 0:
@@ -349,12 +351,14 @@ class LineBlocks:
                 skipping = len(data) > LINE_BYTES
                 chunk = ahead
                 continue
+            self.last = not ahead
             yield data, cut
             tail = data[cut:]
             if len(tail) > LINE_BYTES:
                 tail, skipping = tail[:LINE_BYTES], True
             chunk = ahead
         if tail:
+            self.last = True
             yield tail + b"\n", len(tail) + 1
 
 
@@ -828,28 +832,50 @@ class _Scan:
         self._pending = False
 
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
-        """Feed chunks; returns the line number after the last line (for several files in a row)."""
+        """Feed chunks; returns the line number after the last line (for several files in a row).
+        A block's last lines are scanned with the next block, after the lines before them that
+        a join may read back into (`_carried`): a message wrapped across a chunk's end is joined
+        as in one piece, as the browser, which reads no chunks, joins it."""
         line_number = first_line
         blocks = LineBlocks(stream)
         before = report.bytes_scanned
+        carried, scanned = b"", 0   # lines of the last block, and how many of those bytes were scanned
         for data, end in blocks:
             report.bytes_scanned = before + blocks.bytes_read
-            line_number = self._scan_block(data, end, line_number, report, per_signature)
+            if carried:
+                data, end = carried + data, end + len(carried)
+            line_number, resume, low = self._scan_block(data, scanned, end, line_number, report, per_signature,
+                                                        blocks.last)
+            back = _carried(data, low, resume, end)
+            carried, scanned = data[back:end], resume - back
+        if scanned < len(carried):   # (a log whose last line was dropped as too long ends here)
+            line_number = self._scan_block(carried, scanned, len(carried), line_number, report, per_signature)[0]
         report.bytes_scanned = before + blocks.bytes_read
         report.lines_scanned = line_number
         return line_number
 
-    def _scan_block(self, data: bytes, end: int, line_number: int, report: Report, per_signature: dict) -> int:
-        """Find candidate lines in data[:end] (whole lines only); return the next line number."""
+    def _scan_block(self, data: bytes, begin: int, end: int, line_number: int, report: Report, per_signature: dict,
+                    last: bool = True) -> tuple[int, int, int]:
+        """Find candidate lines in data[begin:end] (whole lines only; data[:begin] holds lines
+        scanned before, which a join may read back into). Unless this is the `last` block, the
+        lines from the MAX_WRAPPED_LINES + 1-th last on are left to the next block, so that a
+        join around a candidate line reads all the lines after it that it could. Returns (the
+        line number at `resume`, where the next block's scan resumes, the end of the last line
+        a join was read around)."""
         self._enter(data, report.bytes_scanned)
-        position = 0
+        position = begin
         low = 0   # the end of the last line that holds a signature's anchor or piece: no message begins before it
+        safe = end if last else _lines_back(data, end, MAX_WRAPPED_LINES + 1, begin)
+        if begin < safe < end and data[safe - 1:safe] != b"\n":
+            safe = data.find(b"\n", safe, end) + 1   # (a line's start: the cap may fall inside one)
         while self.prefilter is not None:
             match = self.prefilter.span(data, position, end)
             if match is None:
                 break
             match_start, match_end = match
             start = data.rfind(b"\n", 0, match_start) + 1
+            if start >= safe and not last:
+                break   # the next block's
             line_number += data.count(b"\n", position, start)
             taken, position = position, start   # (the end of the last line taken)
             if line_number >= self._next_check:
@@ -884,7 +910,8 @@ class _Scan:
             position = ends[took - 1] + 1 if took else stop + 1
             if joins:
                 low = position
-        return line_number + data.count(b"\n", position, end)
+        resume = end if last else max(position, safe)
+        return line_number + data.count(b"\n", position, resume), resume, low
 
     def _crosses(self, raw: bytes) -> bool:
         """May an anchor that a prefilter match carried over a line break join these two physical
@@ -1006,6 +1033,33 @@ class _Scan:
         report.matches.sort(key=lambda m: (m.lines[0], m.signature.entry_id, m.signature.index))
 
 
+
+
+#: a block's lines carried to the next (`_Scan._scan_stream`) are at most this many bytes: a join
+#: reads only lines of at most MAX_WRAPPED characters, so past this many bytes lines that no join
+#: reads lie between the two ends
+CARRY_BYTES = 2 * (MAX_WRAPPED_LINES + 1) * 4 * MAX_WRAPPED
+
+
+def _lines_back(data: bytes, end: int, count: int, floor: int) -> int:
+    """Where the `count`-th whole line before data[end] begins (not before `floor`, nor more
+    than CARRY_BYTES before `end`)."""
+    at = end
+    for _ in range(count):
+        if at <= floor:
+            return floor
+        at = data.rfind(b"\n", 0, at - 1) + 1
+    return max(at, floor, end - CARRY_BYTES)
+
+
+def _carried(data: bytes, low: int, resume: int, end: int) -> int:
+    """Where the lines carried to the next block begin: the MAX_WRAPPED_LINES lines before
+    `resume` that a join may read back into (none before `low`, the end of the last line a
+    join was read around), then the lines from `resume` to `end`, not yet scanned."""
+    back = _lines_back(data, resume, MAX_WRAPPED_LINES, low)
+    if back < resume and data[back - 1:back] not in (b"", b"\n"):
+        back = data.find(b"\n", back, resume) + 1   # (whole lines only)
+    return back
 
 
 def may_wrap(physical: bytes) -> bool:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import REPO, copy_bundled_project, run_cli
 from rootcause.encyclopedia import Encyclopedia
@@ -141,3 +142,23 @@ def test_check_reports_an_example_a_wrap_makes_name_nothing(tmp_path: Path):
     example_at = next(n for n, l in enumerate(text.splitlines(), 1) if l.strip() == "- log: |" and n > 20)
     assert where == f"entries/bitsandbytes-no-gpu.yaml:{example_at}:9"
     assert "example 1 of signature 1, wrapped at 60 columns, names no entry instead of this entry" in errors[0]
+
+
+def test_a_message_wrapped_across_a_chunk_of_the_log_is_joined_as_in_one_piece(bundled, monkeypatch):
+    """The command line reads a log in chunks (4 MiB), the browser in one piece: the lines a
+    join around a chunk's last lines may read are carried to the next chunk, so the report is the
+    same wherever a chunk ends. A wrapped example between healthy lines, read with the chunk's
+    end at every few bytes of the message."""
+    from rootcause.matching import scanner
+
+    filler = "".join(f"step {i} loss 1.{i:02d} lr 3e-4 tokens/s 51234 mem 40.1GiB grad_norm 0.{i}\n" for i in range(30))
+    for entry in ("autograd-inplace-modified-variable", "accelerate-launch-no-config-crash",
+                  "nccl-watchdog-collective-timeout"):
+        data = yaml.safe_load((REPO / "entries" / f"{entry}.yaml").read_text(encoding="utf-8"))
+        wrapped = _wrapped(data["signatures"][0]["examples"][0]["log"].rstrip("\n"), 60)
+        text = filler + wrapped + "\n" + filler
+        whole = bundled.diagnose_text(text, 5)
+        assert named(bundled, text) == entry
+        for end in range(len(filler) + 1, len(filler) + len(wrapped.encode("utf-8")), 5):
+            monkeypatch.setattr(scanner, "CHUNK", end)
+            assert bundled.diagnose_text(text, 5) == whole, (entry, end)
