@@ -291,34 +291,23 @@ def _terminal_signals_us() -> bool:
 
 
 def _relay(command: list[str], lines: LineQueue, use_pty: bool, env: dict | None = None) -> _Outcome:
-    """Run the command, copy its output to ours and to the scanner."""
+    """Run the command, copy its output to ours and to the scanner. Our handlers are in place
+    before the command starts: a key pressed while it starts is the command's, never a
+    KeyboardInterrupt of ours."""
     outputs = {}
-    if use_pty:
-        import fcntl
-        import pty
-        import termios
-
-        master, slave = pty.openpty()
-        try:
-            size = fcntl.ioctl(sys.stdout.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
-            fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
-        except OSError:
-            pass
-        child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True, env=env)
-        os.close(slave)
-        outputs[master] = sys.stdout.buffer
-    else:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=env)
-        assert child.stdout is not None and child.stderr is not None   # both are pipes
-        outputs[child.stdout.fileno()] = sys.stdout.buffer
-        outputs[child.stderr.fileno()] = sys.stderr.buffer
     state = {"interrupted": False, "by_you": False}
+    started: dict = {}       # the child, once it exists
+    pending: list[int] = []  # signals to forward that came before it did
 
     def forward(signum, _frame):
         state["interrupted"] = True
         if signum == signal.SIGINT:
             state["by_you"] = True
             lines.stop()   # what follows is the job's reaction to the Ctrl-C
+        child = started.get("child")
+        if child is None:
+            pending.append(signum)   # (the terminal signalled its group before the command was in it)
+            return
         if signum in FROM_KEYS and _terminal_signals_us():
             return   # the terminal signalled the command too: once is what the user asked for
         try:
@@ -327,6 +316,36 @@ def _relay(command: list[str], lines: LineQueue, use_pty: bool, env: dict | None
             pass
 
     previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, *FORWARDED)}
+    try:
+        if use_pty:
+            import fcntl
+            import pty
+            import termios
+
+            master, slave = pty.openpty()
+            try:
+                size = fcntl.ioctl(sys.stdout.fileno(), termios.TIOCGWINSZ, b"\0" * 8)
+                fcntl.ioctl(slave, termios.TIOCSWINSZ, size)
+            except OSError:
+                pass
+            child = subprocess.Popen(command, stdout=slave, stderr=slave, close_fds=True, env=env)
+            os.close(slave)
+            outputs[master] = sys.stdout.buffer
+        else:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=env)
+            assert child.stdout is not None and child.stderr is not None   # both are pipes
+            outputs[child.stdout.fileno()] = sys.stdout.buffer
+            outputs[child.stderr.fileno()] = sys.stderr.buffer
+    except BaseException:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        raise
+    started["child"] = child
+    for signum in pending:
+        try:
+            child.send_signal(signum)
+        except ProcessLookupError:
+            pass
     if use_pty:
         def resize(_signum, _frame):
             try:
