@@ -283,7 +283,8 @@ class SignatureTable:
             return False
         self._cut_checks += 1
         if self._edge_bits is not None or self._cut_checks > max(EDGES_AFTER_CHECKS, len(self.anchors) // 2):
-            if not (self._edges.holds(0, text[:PREFIX]) or self._edges.holds(1, text[-PREFIX:])):
+            edges = self._edges
+            if not (edges.holds(0, text[:PREFIX]) or edges.holds(1, text[-PREFIX:])):
                 return False   # the text neither begins nor ends inside an anchor: no cut at its edges
         get = self._piece_prefix.get
         for at in range(size - PREFIX + 1):
@@ -295,10 +296,7 @@ class SignatureTable:
                 for piece, places in pieces:
                     if text.startswith(piece, at):
                         for anchor, offset in places:
-                            # (a start cut needs the anchor to begin before the text, an end cut
-                            # to end after it: cheap tests before the comparison)
-                            if (at < offset or at - offset + len(anchor) > size) and \
-                                    cut_at_edge(text, at - offset, anchor):
+                            if cut_at_edge(text, at - offset, anchor):
                                 return True
         return False
 

@@ -834,7 +834,7 @@ class _Scan:
     def _scan_stream(self, stream: BinaryIO, report: Report, per_signature: dict, first_line: int) -> int:
         """Feed chunks; returns the line number after the last line (for several files in a row).
         A block's last lines are scanned with the next block, after the lines before them that
-        a join may read back into (`_carried`): a message wrapped across a chunk's end is joined
+        a join may read back into: a message wrapped across a chunk's end is joined
         as in one piece, as the browser, which reads no chunks, joins it."""
         line_number = first_line
         blocks = LineBlocks(stream)
@@ -846,7 +846,9 @@ class _Scan:
                 data, end = carried + data, end + len(carried)
             line_number, resume, low = self._scan_block(data, scanned, end, line_number, report, per_signature,
                                                         blocks.last)
-            back = _carried(data, low, resume, end)
+            # the lines a join may read back into (none before `low`, the end of the last line
+            # a join was read around), then those not yet scanned
+            back = _lines_back(data, resume, MAX_WRAPPED_LINES, low)
             carried, scanned = data[back:end], resume - back
         if scanned < len(carried):   # (a log whose last line was dropped as too long ends here)
             line_number = self._scan_block(carried, scanned, len(carried), line_number, report, per_signature)[0]
@@ -866,15 +868,13 @@ class _Scan:
         position = begin
         low = 0   # the end of the last line that holds a signature's anchor or piece: no message begins before it
         safe = end if last else _lines_back(data, end, MAX_WRAPPED_LINES + 1, begin)
-        if begin < safe < end and data[safe - 1:safe] != b"\n":
-            safe = data.find(b"\n", safe, end) + 1   # (a line's start: the cap may fall inside one)
         while self.prefilter is not None:
             match = self.prefilter.span(data, position, end)
             if match is None:
                 break
             match_start, match_end = match
             start = data.rfind(b"\n", 0, match_start) + 1
-            if start >= safe and not last:
+            if start >= safe:
                 break   # the next block's
             line_number += data.count(b"\n", position, start)
             taken, position = position, start   # (the end of the last line taken)
@@ -910,7 +910,7 @@ class _Scan:
             position = ends[took - 1] + 1 if took else stop + 1
             if joins:
                 low = position
-        resume = end if last else max(position, safe)
+        resume = max(position, safe)
         return line_number + data.count(b"\n", position, resume), resume, low
 
     def _crosses(self, raw: bytes) -> bool:
@@ -1042,24 +1042,17 @@ CARRY_BYTES = 2 * (MAX_WRAPPED_LINES + 1) * 4 * MAX_WRAPPED
 
 
 def _lines_back(data: bytes, end: int, count: int, floor: int) -> int:
-    """Where the `count`-th whole line before data[end] begins (not before `floor`, nor more
-    than CARRY_BYTES before `end`)."""
+    """Where the `count`-th whole line before data[end] (a line's start) begins: not before
+    `floor` (a line's start), nor before the first line that begins within CARRY_BYTES of `end`."""
     at = end
     for _ in range(count):
         if at <= floor:
             return floor
         at = data.rfind(b"\n", 0, at - 1) + 1
-    return max(at, floor, end - CARRY_BYTES)
-
-
-def _carried(data: bytes, low: int, resume: int, end: int) -> int:
-    """Where the lines carried to the next block begin: the MAX_WRAPPED_LINES lines before
-    `resume` that a join may read back into (none before `low`, the end of the last line a
-    join was read around), then the lines from `resume` to `end`, not yet scanned."""
-    back = _lines_back(data, resume, MAX_WRAPPED_LINES, low)
-    if back < resume and data[back - 1:back] not in (b"", b"\n"):
-        back = data.find(b"\n", back, resume) + 1   # (whole lines only)
-    return back
+    cap = end - CARRY_BYTES
+    if cap > max(at, floor):
+        return data.find(b"\n", cap - 1, end) + 1   # (the cap falls inside a line: the next one)
+    return max(at, floor)
 
 
 def may_wrap(physical: bytes) -> bool:

@@ -54,7 +54,6 @@ PYTHON_ONLY = {
     "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",
     "_scan_stream": "reads a stream in chunks",
     "_lines_back": "where a chunk's carried lines begin (the browser matches a log in one piece)",
-    "_carried": "the lines carried from one chunk to the next (the browser matches a log in one piece)",
     "_number": "checks a row's numbers", "row_problem": "checks a row from anywhere",
     "of_entry": "makes a row at build time", "from_row": "reads a row (the browser reads the mapping itself)",
     "row": "writes a row at build time",
