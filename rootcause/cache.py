@@ -84,18 +84,27 @@ def project_folder(root: Path) -> Path | None:
         times: list[float] = []
         if _read_file(mark, len(real), times) != real:
             _write_file(mark, real)
-        elif times[0] < time.time() - DAY:
-            mark_used(Path(mark))
+        else:
+            _renew(mark, times[0])
     return folder
 
 
-def mark_used(path: Path) -> None:
+def mark_used(path: str | Path) -> None:
     """Set the time of a store's mark or folder to now when it is a day old, for `sweep`."""
     try:
-        if os.lstat(path).st_mtime < time.time() - DAY:
-            os.utime(path, follow_symlinks=False)
+        _renew(path, os.lstat(path).st_mtime)
     except OSError:
         pass
+
+
+def _renew(path: str | Path, modified: float) -> None:
+    """Set the time of a file last set at `modified` to now, once it is a day old (a record, a
+    mark or a folder used again: `prune` and `sweep` keep what is used)."""
+    if modified < time.time() - DAY:
+        try:
+            os.utime(path, follow_symlinks=False)
+        except OSError:
+            pass
 
 
 def sweep(now: float | None = None) -> int:
@@ -228,11 +237,8 @@ class RecordStore:
 
     def _touch(self, path: str, times: list[float]) -> None:
         """A record used again (`idle_days`): its time set when a day old."""
-        if self.idle_days is not None and times and times[0] < time.time() - DAY:
-            try:
-                os.utime(path, follow_symlinks=False)
-            except OSError:
-                pass
+        if self.idle_days is not None and times:
+            _renew(path, times[0])
 
 
 def _idle(found: os.DirEntry, days: float) -> bool:
