@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import diagnose_quality as quality  # noqa: E402
 
 def example_texts(catalog, rng: random.Random) -> list[tuple[str, str]]:
-    from rootcause.entries.mutations import mutations
+    from rootcause.entries.mutations import _wrapped, mutations
 
     out = []
     for entry_id, loaded in catalog.entries.items():
@@ -45,8 +45,7 @@ def example_texts(catalog, rng: random.Random) -> list[tuple[str, str]]:
                 out += [(f"{name}, {how}", text) for how, text in mutations(log, len(lines) - 1, "")]
                 out.append((f"{name}, cut at random", log[:rng.randrange(1, len(log) + 1)]))
                 width = rng.choice((60, 80, 100))
-                out.append((f"{name}, wrapped at {width}",
-                            "\n".join(line[i:i + width] for line in lines for i in range(0, max(len(line), 1), width))))
+                out.append((f"{name}, wrapped at {width}", _wrapped(log, width)))
                 out.append((f"{name}, coloured", "\n".join(f"\x1b[31m{line}\x1b[0m" for line in lines)))
     return out
 
