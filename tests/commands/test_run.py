@@ -8,6 +8,7 @@ import pty
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,26 @@ def test_a_real_torchrun_job_that_fails_on_one_rank(tmp_path: Path):
     assert data["first_failure"]["rank"] == 1
     assert data["command"]["exit_status"] == 1
     assert "gradscaler-unscale-called-twice" in result.stderr.decode()
+
+
+def test_a_signal_that_comes_while_the_command_starts_is_the_commands(monkeypatch):
+    """A Ctrl-C that reaches `run` while it starts the command (before the child exists) is not a
+    KeyboardInterrupt of `run`'s own: its handler is in place first, and the signal goes to the
+    command once it runs (here, one that would otherwise sleep for a minute)."""
+    import signal as signals
+
+    from rootcause.commands import run
+
+    real = subprocess.Popen
+
+    def starting(*args, **kwargs):
+        os.kill(os.getpid(), signals.SIGINT)   # arrives before the child exists
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run.subprocess, "Popen", starting)
+    before = signals.getsignal(signals.SIGINT)
+    started = time.monotonic()
+    outcome = run._relay([sys.executable, "-c", "import time; time.sleep(60)"], run.LineQueue(), use_pty=False)
+    assert outcome.interrupted and outcome.by_you
+    assert outcome.status != 0 and time.monotonic() - started < 30   # the command got the Ctrl-C
+    assert signals.getsignal(signals.SIGINT) is before
