@@ -558,7 +558,8 @@ def sources_of(catalog, search_files: dict | None = None) -> Sources:
     from .matching.ranking import EntryInfo
     from .site.search import SearchIndex, build_search_files
 
-    infos = {i: EntryInfo.of_entry(loaded.entry) for i, loaded in catalog.matchable().items()}
+    # every entry, those with no signature too: a report names them for what a log shows without an error
+    infos = {i: EntryInfo.of_entry(loaded.entry) for i, loaded in catalog.entries.items()}
     index = SearchIndex(search_files if search_files is not None else build_search_files(catalog))
     return catalog.signatures(), infos, catalog.consequences(), catalog.config.base_url, index
 

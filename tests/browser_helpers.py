@@ -271,7 +271,7 @@ def own_site(tmp_path_factory) -> Path | None:
     """The repository's own entries built into a temporary folder, or None while they do not check."""
     if "own" not in _built:
         check = subprocess.run([sys.executable, "build.py", "check"], cwd=REPO,
-                               capture_output=True, text=True, timeout=120)
+                               capture_output=True, text=True, timeout=600)
         if check.returncode != 0:
             _built["own"] = None  # type: ignore[assignment]
             _built["own-why"] = check.stdout[-600:] + check.stderr[-600:]  # type: ignore[assignment]

@@ -86,7 +86,8 @@ def run(args) -> int:
 
 
 def exit_status(data: dict) -> int:
-    return {"known": EXIT_FOUND, "consequences": EXIT_FOUND, "unknown": EXIT_UNKNOWN}.get(data["status"], EXIT_NONE)
+    return {"known": EXIT_FOUND, "consequences": EXIT_FOUND, "symptom": EXIT_FOUND,
+            "unknown": EXIT_UNKNOWN}.get(data["status"], EXIT_NONE)
 
 
 def _who(line: dict) -> str:
@@ -149,6 +150,8 @@ def print_text(data: dict, base: str, file=None) -> None:
                       "possible causes of a hang there, not a diagnosis)[/dim]")
         for hit in stopped["entries"]:
             console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
+    if data.get("symptom"):
+        print_symptom(console, data["symptom"], base, escape)
     for tier in data["possible"]:
         console.print()
         console.print(f"[bold]Possibly related, no signature matched[/bold] [dim](to: {escape(tier['text'][:80])})[/dim]")
@@ -190,6 +193,28 @@ def print_text(data: dict, base: str, file=None) -> None:
 
         console.print()
         console.print(f"[dim]Answered by {escape(Origin(**data['encyclopedia']).describe())}.[/dim]")
+
+
+def print_symptom(console, symptom: dict, base: str, escape) -> None:
+    """What the loss the log ends with shows (`metrics.loss_symptom`): the entry that explains
+    it, how to confirm and fix it, then the other entries for that sign."""
+    first, others = symptom["entries"][0], symptom["entries"][1:]
+    console.print()
+    console.print(f"[bold]1. {escape(first['title'])}[/bold]  [dim]({escape(first['entry'])}; what the loss shows, "
+                  "no error was printed)[/dim]")
+    console.print(f"   {escape(first['summary'])}")
+    if first.get("check"):
+        console.print(f"   [bold]Confirm:[/bold] {escape(first['check'])}")
+        for command_line in first.get("check_command", "").splitlines()[:6]:
+            console.print(f"     [cyan]{escape(command_line)}[/cyan]")
+    if first.get("fix"):
+        console.print(f"   [bold]Then fix:[/bold] {escape(first['fix'])}")
+    console.print(f"   [dim]{escape(base + first['url'])}[/dim]")
+    if others:
+        console.print()
+        console.print("[bold]Also explains such a loss[/bold]")
+        for hit in others:
+            console.print(f"  - {escape(hit['title'])}  [dim]{escape(base + hit['url'])}[/dim]")
 
 
 KIND_LABEL = {"missing": "never entered", "lagging": "lagging", "mismatch": "mismatched call",

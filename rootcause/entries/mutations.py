@@ -145,7 +145,7 @@ def mutation_problems(catalog) -> list[Diagnostic]:
     from ..matching.scanner import Scanner, cpp_frame_fits
 
     scanner = Scanner(catalog.signatures())
-    infos = {entry_id: EntryInfo.of_entry(loaded.entry) for entry_id, loaded in catalog.matchable().items()}
+    infos = {entry_id: EntryInfo.of_entry(loaded.entry) for entry_id, loaded in catalog.entries.items()}
     consequences = catalog.consequences()
 
     def first(text: str) -> str | None:

@@ -450,8 +450,9 @@ class Incident:
     first: dict | None                      # the first failure: stream, rank, host, line, time, entry, text, ...
     consequence_streams: list[str] = field(default_factory=list)
     launcher: list[LauncherFailure] = field(default_factory=list)
-    status: str = "none"                    # known | unknown | consequences | none
+    status: str = "none"                    # known | unknown | consequences | symptom | none
     handled: list[Failure] = field(default_factory=list)   # errors printed in a job its launcher saw succeed
+    symptom: dict | None = None             # no error line, but the loss the log ends with fails (`metrics`)
 
 
 def explain(model: LogModel, matches: list, consequence_entries: Set[str], warning_entries: Set[str] = frozenset()) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from .incident import Failure, Incident, LogModel, build_incident
+from .metrics import loss_symptom, tail_lines
 from .rows import EntryInfo
 from .scanner import MAX_LINES_SHOWN, Report
 from .shared import SHARED
@@ -79,6 +80,14 @@ def rank(report: Report, consequences: Mapping[str, set[str]], infos: Mapping[st
     infos = infos or {}
     model = report.model or LogModel()
     incident = build_incident(model, findings_of(report), infos, report.hit_lines)
+    if incident.status == "none":
+        lines = tail_lines(report.tail)
+        symptom = loss_symptom(lines, report.lines_scanned - len(lines), infos)
+        if symptom is not None:
+            incident.status, incident.symptom = "symptom", symptom
+            incident.first = {"line": symptom["line"], "stream": "", "rank": symptom["rank"], "host": symptom["host"],
+                              "time": None, "entry": symptom["entries"][0]["entry"], "text": symptom["text"],
+                              "evidence": [f"no error line: {symptom['says']}"]}
     roles = {f.entry: _role(f, infos) for f in incident.findings}
     incident.findings = _causes_first(incident.findings, consequences, roles)
     report.incident = incident
@@ -232,6 +241,7 @@ def report_json(report: Report, infos: Mapping[str, EntryInfo], top: int) -> dic
             f" The log stops during {stopped['title']} (line {stopped['line']}): if the job hung there, see the "
             "possible causes below." if stopped else ""),
         "stopped": stopped,
+        "symptom": incident.symptom,
         "results": results,
         "first_failure": first,
         "unknown": [_failure_json(u) for u in incident.unknown[:top]],
@@ -281,6 +291,10 @@ def headline(incident: Incident, infos: Mapping[str, EntryInfo]) -> str:
         return text + (f" {notes} benign warning{'s' if notes != 1 else ''} noted." if notes else "")
     assert first is not None   # every status but "none" has a first failure (`incident.build_incident`)
     place = where(first.get("rank"), first.get("host")) if first else ""
+    if incident.status == "symptom":
+        symptom = cast(dict, incident.symptom)
+        return (f"No error line, but {symptom['says']} (line {symptom['line']}"
+                f"{', ' + place if place else ''}): {symptom['entries'][0]['title']}.")
     if incident.status == "consequences":
         info = infos.get(first["entry"]) if first else None
         title = info.title if info else first["entry"]

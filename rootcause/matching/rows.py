@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ROLES = ("cause", "consequence", "warning")
+ROLES = ("cause", "consequence", "warning", "symptom")   # (a symptom has no signature: named for what a log shows)
 
 
 @dataclass(frozen=True)

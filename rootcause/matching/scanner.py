@@ -46,6 +46,7 @@ from .events import EXCEPTION_ANCHORS, recognise, recognise_printed
 from ..text import undecorate
 from .incident import INCOMPLETE_TRACEBACK, Failure, LogModel, covers, fits
 from .logline import MAX_LINE, LogLine, parse_line
+from .metrics import tail_of
 from .patterns import escape
 from .anchors import (MAX_WRAPPED, MIN_PIECE, MIN_WRAPPED, WRAP_PIECE, SignatureTable, anchors_of, signature_from_json,
                       signature_problem)
@@ -99,6 +100,7 @@ class Report:
     first_failure: dict | None = None
     consequence_streams: list[str] = field(default_factory=list)
     unread: list[dict] = field(default_factory=list)   # logs not read to their end: {log, at, reason}
+    tail: bytes = b""     # the log's last lines, which `metrics.loss_symptom` reads
 
 
 def anchor_piece(anchor: str, fragments: dict[str, str]) -> str:
@@ -842,6 +844,7 @@ class _Scan:
         carried, scanned = b"", 0   # lines of the last block, and how many of those bytes were scanned
         for data, end in blocks:
             report.bytes_scanned = before + blocks.bytes_read
+            report.tail = tail_of(report.tail, data, end)
             if carried:
                 data, end = carried + data, end + len(carried)
             line_number, resume, low = self._scan_block(data, scanned, end, line_number, report, per_signature,

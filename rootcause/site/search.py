@@ -330,9 +330,8 @@ def _memoised_shards(kept, catalog: Catalog, order: list[str]) -> dict[str, dict
 
 def signature_parts(loaded) -> tuple[bytes, bytes | None]:
     """One entry's share of signatures.json: its signatures (JSON texts joined by commas) and its
-    row (None for an entry of `role: symptom`, which has nothing to match)."""
-    if not loaded.signatures:
-        return b"", None
+    row. An entry with no signature has a row too: a report names it for what a log shows
+    without an error line (the loss it ends with, the phase it stops in)."""
     return b",".join(_dump(sig.as_json()) for sig in loaded.signatures), _dump(EntryInfo.of_entry(loaded.entry).row())
 
 

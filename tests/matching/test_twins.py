@@ -10,12 +10,12 @@ import re
 
 from conftest import REPO
 
-MODULES = ("logline", "events", "signatures", "incident", "ranking", "scanner", "rows")
+MODULES = ("logline", "events", "signatures", "incident", "ranking", "scanner", "rows", "metrics")
 #: Python's name → its twin's, where the twin is named otherwise
 RENAMED = {"report_json": "reportOf", "_role": "roleOf", "_lines_of": "entryJson", "_signal": "feed",
            "fingerprints": "oddCollective", "_take_line": "take", "_match": "result", "_scan_block": "scan",
            "first_line": "findingsOf", "recognise_printed": "recognise",
-           "_physical_info": "readPhysical", "_read_physical": "readPhysical"}
+           "_physical_info": "readPhysical", "_read_physical": "readPhysical", "_record": "lossRecord"}
 #: what only the Python side has, and why the browser needs no twin of it
 PYTHON_ONLY = {
     "rules_for_javascript": "writes the rules the browser receives as data",
@@ -54,6 +54,7 @@ PYTHON_ONLY = {
     "_enter": "switches the prefilter at a block", "_refresh": "switches the prefilter", "_rebuild": "rebuilds it",
     "_scan_stream": "reads a stream in chunks",
     "_lines_back": "where a chunk's carried lines begin (the browser matches a log in one piece)",
+    "tail_of": "a chunk's last lines (the browser's Scan keeps the last lines in complete)",
     "_number": "checks a row's numbers", "row_problem": "checks a row from anywhere",
     "of_entry": "makes a row at build time", "from_row": "reads a row (the browser reads the mapping itself)",
     "row": "writes a row at build time",

@@ -111,7 +111,8 @@
   function headline(report, failed) {
     var p = el("p", "rc-headline" + (failed ? "" : " admonition note"));
     var text = report.headline, ff = report.first_failure;
-    var named = ff && ff.entry ? report.results.filter(function (r) { return r.entry === ff.entry; })[0] : null;
+    var named = ff && ff.entry ? report.results.concat(report.symptom ? report.symptom.entries : [])
+      .filter(function (r) { return r.entry === ff.entry; })[0] : null;
     // the lead is all but the closing "<others> then show(s) consequences of it." (matcher.headline)
     var end = text.length, then = text.lastIndexOf(" then show");
     if (then >= 0 && /consequences of it\.$/.test(text)) end = text.lastIndexOf(". ", then) + 1 || text.length;
@@ -192,6 +193,33 @@
     return section;
   }
 
+  // What the loss the log ends with shows (matcher.lossSymptom): the entry that explains it, how to
+  // confirm and fix it, then the other entries for that sign (as the text report)
+  function symptom(found) {
+    var first = found.entries[0], section = el("section", "rc-symptom");
+    var box = el("article", "rc-finding rc-finding--cause rc-finding--first");
+    var h = el("h2"); h.appendChild(entryLink(first.title, first.url)); box.appendChild(h);
+    box.appendChild(el("p", "rc-finding__meta", "what the loss shows · no error was printed"));
+    box.appendChild(el("p", null, first.summary));
+    box.appendChild(lineBlock([{ line: found.line, rank: found.rank, host: found.host, text: found.text }], 0));
+    if (first.check) {
+      var check = el("p"); check.appendChild(el("strong", null, "Confirm: ")); check.appendChild(document.createTextNode(first.check));
+      box.appendChild(check);
+      if (first.check_command) { var pre = el("pre", "rc-check"); pre.appendChild(el("code", null, first.check_command)); box.appendChild(pre); }
+    }
+    if (first.fix) { var fix = el("p"); fix.appendChild(el("strong", null, "Then fix: ")); fix.appendChild(document.createTextNode(first.fix)); box.appendChild(fix); }
+    section.appendChild(box);
+    if (found.entries.length > 1) {
+      var also = el("section", "rc-notes");
+      also.appendChild(el("h2", null, "Also explains such a loss"));
+      var list = el("ul");
+      found.entries.slice(1).forEach(function (hit) { var li = el("li"); li.appendChild(entryLink(hit.title, hit.url)); list.appendChild(li); });
+      also.appendChild(list);
+      section.appendChild(also);
+    }
+    return section;
+  }
+
   function megabytes(bytes) { return (bytes / 1048576).toLocaleString(undefined, { maximumFractionDigits: 1 }) + " MB"; }
 
   function render(report, ms, source, unread) {
@@ -228,6 +256,7 @@
       out.appendChild(unknown);
       possible(report, out);
     }
+    if (report.symptom) out.appendChild(symptom(report.symptom));
     var cause = report.results.filter(function (r) { return r.role === "cause"; })[0] || null;
     var following = report.status !== "consequences" || cause !== null;  // as ranking._steady
     report.results.forEach(function (r, i) {

@@ -1233,6 +1233,7 @@
     this.fed = -1;              // the last line whose event the log model was fed
     this.lines = 0;             // lines taken
     this.chars = 0;             // characters fed
+    this.tail = [];             // the log's last lines (metrics.tail_of), which lossSymptom reads
     this.done = null;
   }
 
@@ -1264,6 +1265,8 @@
 
   Scan.prototype.complete = function (raw) {
     if (raw.length > MAX_PARTIAL) raw = raw.slice(0, MAX_PARTIAL);
+    this.tail.push(raw);
+    if (this.tail.length > shared.metrics.tail_lines) this.tail.shift();
     this.queue.push(raw);
     // a line is taken with the one a wrapped anchor spans and the lines its message was wrapped onto
     while (this.queue.length > this.matcher.limits.max_wrapped_lines + 2) this.take();
@@ -1625,7 +1628,8 @@
       return a.lines[0] - b.lines[0] || (a.sig.entry < b.sig.entry ? -1 : a.sig.entry > b.sig.entry ? 1 : 0) || a.sig.index - b.sig.index;
     });
     this.perSig = null;
-    this.done = { linesScanned: this.lines, matches: matches, hitLines: hitLines, matchLines: matchLines, model: this.model };
+    this.done = { linesScanned: this.lines, matches: matches, hitLines: hitLines, matchLines: matchLines, model: this.model,
+                  tail: this.tail };
     return this.done;
   };
 
@@ -1709,6 +1713,56 @@
     return scan.result();
   };
 
+  // -- what the loss the log ends with shows (rootcause/matching/metrics.py) ----------------------
+  var METRIC_BLANKS = " \t\n\r\u000b\f";
+
+  // metrics.tail_lines: the log's last lines, each cut as every line is read
+  function tailLines(tail, limits) {
+    return tail.map(function (raw) { return cut(trimEnd(raw, "\r"), limits.max_line); });
+  }
+
+  // metrics._record: a line's training loss as printed (its last loss record), and whether it is an RL record
+  function lossRecord(raw, metrics) {
+    var value = null, found, record = new RegExp(metrics.loss_record, "g");
+    while ((found = record.exec(raw)) !== null) {
+      value = found[1];
+      if (found[0] === "") record.lastIndex++;
+    }
+    return value === null ? null : [value, new RegExp(metrics.rl_record).test(raw)];
+  }
+
+  // metrics.loss_symptom
+  function lossSymptom(lines, first, infos, m) {
+    var metrics = shared.metrics, records = [], NONFINITE = new RegExp(metrics.nonfinite);
+    lines.forEach(function (raw, i) {
+      var found = lossRecord(raw, metrics);
+      if (found) records.push([first + i, raw, found[0], found[1]]);
+    });
+    if (!records.length) return null;
+    var last = records[records.length - 1], sign, still;
+    if (NONFINITE.test(last[2])) {
+      sign = last[3] ? "rl-loss-nonfinite" : "loss-nonfinite";
+      still = function (v) { return NONFINITE.test(v); };
+    } else if (Number(last[2]) === 0 && !last[3]) {
+      sign = "loss-zero";
+      still = function (v) { return !NONFINITE.test(v) && Number(v) === 0; };
+    } else return null;
+    var start = records.length - 1;
+    while (start > 0 && still(records[start - 1][2])) start--;
+    if (sign === "loss-zero" && start > 0 && Number(records[start - 1][2]) < metrics.zero_after) return null;
+    var entries = metrics.signs[sign].entries.filter(function (i) { return infos[i]; }).map(function (i) {
+      var info = infos[i];
+      return { entry: i, title: info.title, summary: info.summary, url: info.url, check: info.check,
+               check_command: info.check_command, fix: info.fix };
+    });
+    if (!entries.length) return null;
+    var raw = records[start][1], line = parseLine(raw, m.rules, m.limits, m.decoration);
+    var record = new RegExp(metrics.loss_record);
+    var shown = raw.split("\r").filter(function (part) { return record.test(part); });
+    return { sign: sign, says: metrics.signs[sign].says, line: records[start][0] + 1, rank: line.rank, host: line.host,
+             text: trimEnd(shown[shown.length - 1], METRIC_BLANKS, true), entries: entries };
+  }
+
   // ranking.findings_of
   function findingsOf(scan) {
     var byEntry = new Map();
@@ -1772,6 +1826,16 @@
   Matcher.prototype.rank = function (scan) {
     var infos = this.data.entries;
     var incident = buildIncident(scan.model, findingsOf(scan), infos, scan.hitLines);
+    incident.symptom = null;
+    if (incident.status === "none") {
+      var lines = tailLines(scan.tail, this.limits);
+      var symptom = lossSymptom(lines, scan.linesScanned - lines.length, infos, this);
+      if (symptom) {
+        incident.status = "symptom"; incident.symptom = symptom;
+        incident.first = { line: symptom.line, stream: "", rank: symptom.rank, host: symptom.host, time: null,
+                           entry: symptom.entries[0].entry, text: symptom.text, evidence: ["no error line: " + symptom.says] };
+      }
+    }
     var roles = {};
     incident.findings.forEach(function (f) { roles[f.entry] = roleOf(f, infos); });
     incident.findings = causesFirst(incident.findings, this.data.consequences, roles);
@@ -1851,6 +1915,10 @@
       return text0 + (n ? " " + n + " benign warning" + (n !== 1 ? "s" : "") + " noted." : "");
     }
     var place = first ? where(first.rank, first.host) : "";
+    if (incident.status === "symptom") {
+      var sy = incident.symptom;
+      return "No error line, but " + sy.says + " (line " + sy.line + (place ? ", " + place : "") + "): " + sy.entries[0].title + ".";
+    }
     if (incident.status === "consequences") {
       var ci = infos[first.entry];
       var text = "Only consequences of a failure are in this log (" + (ci ? ci.title : first.entry) + ")";
@@ -1895,6 +1963,7 @@
       headline: headline(incident, infos) + (stopped ? " The log stops during " + stopped.title + " (line " + stopped.line +
         "): if the job hung there, see the possible causes below." : ""),
       stopped: stopped,
+      symptom: incident.symptom,
       results: steady(incident.findings.slice(0, top).map(function (f) { return entryJson(f, scan, infos, limits); }), incident.status),
       first_failure: incident.first,
       unknown: incident.unknown.slice(0, top).map(failureJson),
