@@ -152,7 +152,10 @@ def test_a_project_of_symptom_entries_only_builds_and_diagnoses_nothing(tmp_path
     out = tmp_path / "site"
     build(project, out=out, progress=False)
     data = json.loads((out / "search" / "signatures.json").read_text(encoding="utf-8"))
-    assert data["signatures"] == [] and data["entries"] == {}
+    # no signature to match; a row, so that a report can name the entry for what a log shows
+    # without an error line (metrics.loss_symptom)
+    assert data["signatures"] == [] and list(data["entries"]) == ["slow-two-nodes"]
+    assert data["entries"]["slow-two-nodes"]["role"] == "symptom"
     assert (out / "entries" / "slow-two-nodes" / "index.html").is_file()
     log = tmp_path / "train.log"
     log.write_text("Training much slower than expected on node 3\n", encoding="utf-8")
@@ -199,7 +202,7 @@ def test_a_symptom_entry_page_says_it_prints_no_error(site: Path):
     assert row.css("td")[1].text() == "prints no error"   # severity, signature, first fix step
 
 
-def test_symptom_entries_are_searchable_but_not_in_the_signature_file(site: Path):
+def test_symptom_entries_are_searchable_and_have_a_row_but_no_signature(site: Path):
     from rootcause.site.search import SearchIndex
 
     index = SearchIndex.from_folder(site)
@@ -210,7 +213,7 @@ def test_symptom_entries_are_searchable_but_not_in_the_signature_file(site: Path
                             ("LoRA slower than full fine-tuning", SYMPTOM_CLASSES[4])]:
         assert index.query(query, 3)[0]["id"] == expected, query
     data = json.loads((site / "search" / "signatures.json").read_text(encoding="utf-8"))
-    assert not set(SYMPTOM_CLASSES) & set(data["entries"])
+    assert all(data["entries"][entry_id]["role"] == "symptom" for entry_id in SYMPTOM_CLASSES)   # a row, no signature
     assert not any(entry_id in json.dumps(data["signatures"]) for entry_id in SYMPTOM_CLASSES)
 
 
