@@ -179,6 +179,8 @@ _COMPILED = [(kind, re.compile(regex)) for kind, regex in RULES]
 #: a dataset's preprocessing (Hugging Face datasets' `Map (num_proc=32):  45%|`, `Filter:`, a
 #: trainer's `Tokenizing Prompts (num_proc=64):`, `Running tokenizer on dataset:`)
 PRINTED_RULES: list[tuple[str, str]] = [
+    # transformers' bar over a sharded checkpoint, not yet full (`Loading checkpoint shards:  50%|`)
+    ("phase:checkpoint-load", r"(?:^|[ \t\r])Loading checkpoint shards:[ \t]{0,8}[0-9]{1,2}%\|"),
     ("phase:data-preprocessing", r"(?:^|[ \t\r])(?:Map|Filter|Tokenizing(?: [A-Za-z]{1,20}){0,3}|Running tokenizer on"
                                  r"(?: [A-Za-z]{1,20}){1,3})(?: \(num_proc=[0-9]{1,4}\))?:[ \t]{0,8}[0-9]{1,3}%\|"),
 ]

@@ -148,7 +148,8 @@ PHASES = {
     "rendezvous": {"title": "rendezvous and process-group set-up",
                    "entries": ["torchrun-rendezvous-timeout", "distributed-init-hang"]},
     "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)", "entries": []},
-    "checkpoint-load": {"title": "checkpoint loading", "entries": []},
+    # every local rank reading the whole checkpoint into host memory: the kernel kills one, silently
+    "checkpoint-load": {"title": "checkpoint loading", "entries": ["linux-oom-killer-process-killed"]},
     # the other ranks wait at a barrier while one preprocesses, past the collective timeout; a
     # `num_proc` map on a spawn platform (Windows, macOS) runs the unguarded script again per worker
     "data-preprocessing": {"title": "dataset preprocessing (a map over the dataset)",

@@ -487,3 +487,16 @@ def test_of_several_nodes_reports_the_earliest_root_cause_is_the_launchers_claim
     (tmp_path / "node-b.log").write_text(text[cut:], encoding="utf-8")
     result = run_cli("diagnose", "--json", str(tmp_path / "node-a.log"), str(tmp_path / "node-b.log"))
     assert json.loads(result.stdout)["first_failure"]["rank"] == 3
+
+
+def test_a_log_that_stops_inside_the_checkpoint_shards_bar_lists_a_host_oom_kill_as_possible(diagnose, tmp_path):
+    """transformers' `Loading checkpoint shards:` bar, not yet full, is where the log stops: every
+    local rank reading the checkpoint into host memory is what the kernel's OOM killer ends
+    without a word. A full bar is loading done: no phase is named."""
+    log = tmp_path / "load.log"
+    log.write_text("Loading checkpoint shards:  50%|█████     | 2/4 [00:41<00:41, 20.6s/it]\n", encoding="utf-8")
+    report = diagnose(log)
+    assert report["status"] == "none" and report["stopped"]["phase"] == "checkpoint-load"
+    assert [e["entry"] for e in report["stopped"]["entries"]] == ["linux-oom-killer-process-killed"]
+    log.write_text("Loading checkpoint shards: 100%|██████████| 4/4 [01:22<00:00, 20.6s/it]\n", encoding="utf-8")
+    assert diagnose(log)["stopped"] is None
