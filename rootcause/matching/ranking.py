@@ -147,7 +147,8 @@ PHASES = {
     "nccl-init": {"title": "NCCL initialisation", "entries": ["distributed-init-hang", "nccl-socket-interface-not-found"]},
     "rendezvous": {"title": "rendezvous and process-group set-up",
                    "entries": ["torchrun-rendezvous-timeout", "distributed-init-hang"]},
-    "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)", "entries": []},
+    "jit-build": {"title": "a JIT build of an extension (a stale lock in the extensions folder hangs it)",
+                  "entries": ["torch-extension-build-stale-lock"]},
     # every local rank reading the whole checkpoint into host memory: the kernel kills one, silently
     "checkpoint-load": {"title": "checkpoint loading", "entries": ["linux-oom-killer-process-killed"]},
     # the other ranks wait at a barrier while one preprocesses, past the collective timeout; a

@@ -500,3 +500,14 @@ def test_a_log_that_stops_inside_the_checkpoint_shards_bar_lists_a_host_oom_kill
     assert [e["entry"] for e in report["stopped"]["entries"]] == ["linux-oom-killer-process-killed"]
     log.write_text("Loading checkpoint shards: 100%|██████████| 4/4 [01:22<00:00, 20.6s/it]\n", encoding="utf-8")
     assert diagnose(log)["stopped"] is None
+
+
+def test_a_log_that_stops_at_the_extensions_root_line_lists_the_stale_build_lock_as_possible(diagnose, tmp_path):
+    """The line a DeepSpeed op or any `cpp_extension.load` prints before it builds (quoted from
+    OpenRLHF/OpenRLHF#208), then nothing: a build killed earlier left its lock file, and every
+    later run waits on it. Possible, never the diagnosis."""
+    log = tmp_path / "jit.log"
+    log.write_text("Using  .cache/torch_extensions/py310_cu118 as PyTorch extensions root...\n" * 3, encoding="utf-8")
+    report = diagnose(log)
+    assert report["status"] == "none" and report["stopped"]["phase"] == "jit-build"
+    assert [e["entry"] for e in report["stopped"]["entries"]] == ["torch-extension-build-stale-lock"]
