@@ -179,7 +179,7 @@ def test_json_report_has_the_documented_fields():
     data = json.loads(result.stdout)
     assert set(data) == {"lines_scanned", "bytes_scanned", "status", "headline", "results", "first_failure",
                          "unknown", "possible", "notes", "handled", "consequence_streams", "launcher", "encyclopedia",
-                         "next_steps", "stopped"}
+                         "next_steps", "stopped", "symptom"}
     documented = (REPO / "content" / "command-line.md").read_text(encoding="utf-8")
     for field in data:
         assert f"`{field}`" in documented, f"the report table of content/command-line.md does not document {field}"
